@@ -1,0 +1,145 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"gnnrun/collective"
+	"gnnrun/rank"
+	"gnnrun/report"
+)
+
+// commonFlags are taken by every command.
+type commonFlags struct {
+	verbose    int
+	report     string
+	maxMessage int
+	wireZstd   int
+}
+
+func (f *commonFlags) register(fs *pflag.FlagSet) {
+	fs.CountVarP(&f.verbose, "verbose", "v", "more log detail: -v logs info from every rank, -vv adds debug")
+	fs.StringVar(&f.report, "report", "", "write per-stage wall time, bytes sent/received and peak RSS of every rank to this JSON file")
+	fs.IntVar(&f.maxMessage, "max-message", collective.DefaultMaxMessage, "largest message to one peer in bytes; bigger payloads go in rounds")
+	fs.IntVar(&f.wireZstd, "wire-zstd", 0, "compress messages between ranks of at least this many bytes with zstd (0: off)")
+}
+
+// env is what a command runs with: the world, logging, stage recording,
+// progress, and output that only rank 0 prints.
+type env struct {
+	comm  *collective.Comm
+	log   *slog.Logger
+	rec   *report.Recorder
+	meter *report.Meter
+	out   io.Writer // stdout on rank 0, discarded elsewhere
+	flags commonFlags
+	cmd   string
+}
+
+func newEnv(c rank.Comm, cmd string, f commonFlags) (*env, error) {
+	cc, err := collective.New(c, collective.MaxMessage(f.maxMessage), collective.CompressAbove(f.wireZstd))
+	if err != nil {
+		return nil, err
+	}
+	e := &env{comm: cc, flags: f, cmd: cmd, out: io.Discard}
+	if c.Rank() == 0 {
+		e.out = os.Stdout
+	}
+	e.log = newLogger(c, f.verbose)
+	e.rec = report.NewRecorder(cc)
+	e.meter = report.NewMeter(c.Rank() == 0, e.log)
+	return e, nil
+}
+
+// printf prints on rank 0 only.
+func (e *env) printf(format string, args ...any) { fmt.Fprintf(e.out, format, args...) }
+
+// stage starts a measured stage; call the result to end it.
+func (e *env) stage(name string) func() {
+	e.log.Debug("stage start", "stage", name)
+	return e.rec.Stage(name)
+}
+
+// finish writes the report if one was asked for; it is collective.
+func (e *env) finish() error {
+	if e.flags.report == "" {
+		return nil
+	}
+	return e.rec.Write(e.flags.report, e.cmd)
+}
+
+// newLogger logs text to stderr with the rank and host in every record.
+// Rank 0 logs info by default and the others only warnings, so a P-rank job
+// does not print everything P times; -v lets every rank log info, -vv debug.
+func newLogger(c rank.Comm, verbose int) *slog.Logger {
+	level := slog.LevelWarn
+	switch {
+	case verbose >= 2:
+		level = slog.LevelDebug
+	case verbose == 1 || c.Rank() == 0:
+		level = slog.LevelInfo
+	}
+	h := slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})
+	return slog.New(h).With("rank", c.Rank(), "host", c.Host())
+}
+
+// fail prints the error as "gnnrun: rank R/P (host): ..." and ends the whole
+// job: MPI_Abort when there are other ranks, so none of them waits forever
+// for this one.
+func fail(c rank.Comm, err error) {
+	msg := strings.TrimSpace(err.Error())
+	fmt.Fprintf(os.Stderr, "gnnrun: rank %d/%d (%s): %s\n", c.Rank(), c.Size(), c.Host(), msg)
+	if c.Size() > 1 {
+		c.Abort(1)
+	}
+	rank.Finalize()
+	os.Exit(1)
+}
+
+// guard turns a panic on this goroutine into fail; defer it first thing in
+// every goroutine a command starts on its own.
+func guard(c rank.Comm) {
+	if p := recover(); p != nil {
+		fail(c, fmt.Errorf("panic: %v\n%s", p, debug.Stack()))
+	}
+}
+
+// faultPoint injects a failure for the fault-tolerance tests: with
+// GNNRUN_FAULT="R:KIND[:POINT]" rank R fails at the named point (default
+// "start") with KIND error, panic or exit (exit 3 without MPI_Abort).
+func (e *env) faultPoint(point string) error {
+	spec := os.Getenv("GNNRUN_FAULT")
+	if spec == "" {
+		return nil
+	}
+	parts := strings.Split(spec, ":")
+	r, err := strconv.Atoi(parts[0])
+	if err != nil || len(parts) < 2 {
+		return fmt.Errorf("GNNRUN_FAULT=%q: want RANK:error|panic|exit[:POINT]", spec)
+	}
+	at := "start"
+	if len(parts) > 2 {
+		at = parts[2]
+	}
+	if r != e.comm.Rank() || at != point {
+		return nil
+	}
+	e.log.Warn("injecting fault", "kind", parts[1], "point", point)
+	switch parts[1] {
+	case "error":
+		return fmt.Errorf("injected fault at %s", point)
+	case "panic":
+		panic("injected panic at " + point)
+	case "exit":
+		os.Exit(3)
+	}
+	return fmt.Errorf("GNNRUN_FAULT=%q: unknown kind %q", spec, parts[1])
+}
+

@@ -1,0 +1,100 @@
+// Command gnnrun is the data side of distributed GNN training: ingest,
+// partition, dispatch, serve and pack graphs. Every rank of an mpirun or
+// srun job runs the same binary (SPMD); started alone it is a world of one.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+
+	"github.com/spf13/pflag"
+
+	"gnnrun/launch"
+	"gnnrun/rank"
+)
+
+func init() {
+	// MPI is initialised and finalised on the main thread.
+	runtime.LockOSThread()
+}
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+// run parses the command line and runs the command on the MPI world. It
+// returns the exit code; failures after MPI is up never return, they abort
+// the job.
+func run(args []string) int {
+	// Before MPI is up, only the rank that will be 0 prints usage errors.
+	quiet := launch.EnvWorldRank() > 0
+	usageErr := func(err error) int {
+		if !quiet {
+			fmt.Fprintf(os.Stderr, "gnnrun: %v\n", err)
+		}
+		return 2
+	}
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		printUsage(os.Stdout)
+		return 0
+	}
+	if args[0] == "help" {
+		if len(args) == 1 {
+			printUsage(os.Stdout)
+			return 0
+		}
+		c, ok := commands[args[1]]
+		if !ok {
+			return usageErr(fmt.Errorf("unknown command %q; run gnnrun help", args[1]))
+		}
+		c.printHelp(os.Stdout)
+		return 0
+	}
+	if args[0] == "version" || args[0] == "--version" {
+		fmt.Println("gnnrun", version)
+		return 0
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		return usageErr(fmt.Errorf("unknown command %q; run gnnrun help", args[0]))
+	}
+	var common commonFlags
+	fs := c.flagSet(&common)
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			c.printHelp(os.Stdout)
+			return 0
+		}
+		return usageErr(fmt.Errorf("%s: %v (see gnnrun help %s)", c.name, err, c.name))
+	}
+
+	world, err := rank.World()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gnnrun: %v\n", err)
+		return 1
+	}
+	defer guard(world)
+	e, err := newEnv(world, c.name, common)
+	if err != nil {
+		fail(world, err)
+	}
+	if err := e.faultPoint("start"); err != nil {
+		fail(world, err)
+	}
+	if err := c.run(e, fs.Args()); err != nil {
+		fail(world, fmt.Errorf("%s: %w", c.name, err))
+	}
+	if err := e.finish(); err != nil {
+		fail(world, err)
+	}
+	if err := rank.Finalize(); err != nil {
+		fmt.Fprintf(os.Stderr, "gnnrun: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"

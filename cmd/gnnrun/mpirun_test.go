@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The integration tests run the built gnnrun binary, alone and under a real
+// mpirun, and compare results across rank counts.
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// gnnrunBin builds the binary once per test run and returns its path.
+func gnnrunBin(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "gnnrun-test-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "gnnrun")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+// result is what one run of the binary printed and how it ended.
+type result struct {
+	stdout, stderr string
+	err            error
+	elapsed        time.Duration
+}
+
+func (r result) String() string {
+	return fmt.Sprintf("err=%v after %v\nstdout:\n%s\nstderr:\n%s", r.err, r.elapsed, r.stdout, r.stderr)
+}
+
+// needMPIRun skips the test when mpirun is missing (make deps installs it).
+func needMPIRun(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test skipped in -short mode")
+	}
+	if _, err := exec.LookPath("mpirun"); err != nil {
+		t.Skip("mpirun not found: run make deps to install OpenMPI")
+	}
+}
+
+// mpirunArgs returns the mpirun command line for np ranks: root needs
+// --allow-run-as-root, and more ranks than cores need --oversubscribe.
+func mpirunArgs(np int) []string {
+	args := []string{"-np", fmt.Sprint(np), "--oversubscribe"}
+	if os.Geteuid() == 0 {
+		args = append(args, "--allow-run-as-root")
+	}
+	return append(args, "--mca", "btl", "self,vader,tcp")
+}
+
+// runGnnrun runs the binary with args on np ranks (np = 0: without mpirun)
+// under a timeout, with extra environment variables.
+func runGnnrun(t *testing.T, np int, timeout time.Duration, env []string, args ...string) result {
+	t.Helper()
+	bin := gnnrunBin(t)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var cmd *exec.Cmd
+	if np == 0 {
+		cmd = exec.CommandContext(ctx, bin, args...)
+	} else {
+		needMPIRun(t)
+		cmd = exec.CommandContext(ctx, "mpirun", append(append(mpirunArgs(np), bin), args...)...)
+	}
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	r := result{stdout: stdout.String(), stderr: stderr.String(), err: err, elapsed: time.Since(start)}
+	if ctx.Err() != nil {
+		r.err = fmt.Errorf("timed out after %v: %w", timeout, err)
+	}
+	return r
+}
+
+// mustRun runs like runGnnrun and fails the test unless the run succeeded.
+func mustRun(t *testing.T, np int, args ...string) result {
+	t.Helper()
+	r := runGnnrun(t, np, 5*time.Minute, nil, args...)
+	if r.err != nil {
+		t.Fatalf("gnnrun %s on %d ranks failed: %v", strings.Join(args, " "), np, r)
+	}
+	return r
+}

@@ -1,0 +1,96 @@
+package collective
+
+import (
+	"fmt"
+)
+
+// Exchange sends send[j] to rank j and returns what every rank sent here,
+// indexed by source. len(send) must equal the communicator's size.
+func Exchange[T any](c *Comm, send [][]T) ([][]T, error) {
+	if err := checkPlain[T](); err != nil {
+		return nil, err
+	}
+	sb := make([][]byte, len(send))
+	for j, s := range send {
+		sb[j] = asBytes(s)
+	}
+	p, err := c.newPlan(sb)
+	if err != nil {
+		return nil, err
+	}
+	recv := make([][]T, c.Size())
+	rb := make([][]byte, c.Size())
+	for i, raw := range p.recvRaw {
+		k, err := elements[T](raw, i)
+		if err != nil {
+			return nil, err
+		}
+		recv[i] = make([]T, k)
+		rb[i] = asBytes(recv[i])
+	}
+	if err := c.transfer(p, rb); err != nil {
+		return nil, err
+	}
+	return recv, nil
+}
+
+// Alltoallv is the flat form of Exchange: send holds the elements for rank 0,
+// then rank 1, and so on, counts[j] of them for rank j. It returns the
+// elements received, grouped by source in rank order, and how many came from
+// each.
+func Alltoallv[T any](c *Comm, send []T, counts []int) ([]T, []int, error) {
+	if err := checkPlain[T](); err != nil {
+		return nil, nil, err
+	}
+	n := c.Size()
+	if len(counts) != n {
+		return nil, nil, fmt.Errorf("collective: alltoallv needs %d counts, got %d", n, len(counts))
+	}
+	sb := make([][]byte, n)
+	off := 0
+	for j, k := range counts {
+		if k < 0 || off+k > len(send) {
+			return nil, nil, fmt.Errorf("collective: alltoallv counts %v do not fit %d elements", counts, len(send))
+		}
+		sb[j] = asBytes(send[off : off+k])
+		off += k
+	}
+	if off != len(send) {
+		return nil, nil, fmt.Errorf("collective: alltoallv counts sum to %d, send holds %d", off, len(send))
+	}
+	p, err := c.newPlan(sb)
+	if err != nil {
+		return nil, nil, err
+	}
+	rc := make([]int, n)
+	total := 0
+	for i, raw := range p.recvRaw {
+		if rc[i], err = elements[T](raw, i); err != nil {
+			return nil, nil, err
+		}
+		total += rc[i]
+	}
+	recv := make([]T, total)
+	rb := make([][]byte, n)
+	off = 0
+	for i, k := range rc {
+		rb[i] = asBytes(recv[off : off+k])
+		off += k
+	}
+	if err := c.transfer(p, rb); err != nil {
+		return nil, nil, err
+	}
+	return recv, rc, nil
+}
+
+// elements converts a byte count from rank src into a count of T.
+func elements[T any](bytes, src int) (int, error) {
+	es := sizeOf[T]()
+	if es == 0 {
+		return 0, fmt.Errorf("collective: zero-size element type cannot be sent")
+	}
+	if bytes%es != 0 {
+		return 0, fmt.Errorf("collective: rank %d sent %d bytes, not a whole number of %d-byte elements", src, bytes, es)
+	}
+	return bytes / es, nil
+}

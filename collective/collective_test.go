@@ -1,0 +1,193 @@
+package collective
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"gnnrun/rank"
+)
+
+var worldSizes = []int{1, 2, 3, 5, 8}
+
+func runLocal(t *testing.T, n int, fn func(c *Comm) error, opts ...Option) {
+	t.Helper()
+	err := rank.RunLocal(n, func(rc rank.Comm) error {
+		c, err := New(rc, opts...)
+		if err != nil {
+			return err
+		}
+		return fn(c)
+	}, rank.RanksPerHost(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSelfTestOnLocalWorlds(t *testing.T) {
+	for _, n := range worldSizes {
+		for _, scale := range []int{0, 1, 17, 300} {
+			t.Run(fmt.Sprintf("P%d/scale%d", n, scale), func(t *testing.T) {
+				runLocal(t, n, func(c *Comm) error { return SelfTest(c, 42, scale) })
+			})
+		}
+	}
+}
+
+// spyComm records the largest raw message and counts raw all-to-alls.
+type spyComm struct {
+	rank.Comm
+	mu      *sync.Mutex
+	calls   *int
+	largest *int
+}
+
+func (s spyComm) Alltoallv(send, recv [][]byte) error {
+	s.mu.Lock()
+	*s.calls++
+	for _, m := range send {
+		*s.largest = max(*s.largest, len(m))
+	}
+	s.mu.Unlock()
+	return s.Comm.Alltoallv(send, recv)
+}
+
+func TestChunkingSplitsIntoSmallMessages(t *testing.T) {
+	const limit = 3
+	var mu sync.Mutex
+	calls, largest := 0, 0
+	err := rank.RunLocal(4, func(rc rank.Comm) error {
+		c := MustNew(spyComm{rc, &mu, &calls, &largest}, MaxMessage(limit))
+		send := make([][]int64, 4)
+		for d := range send {
+			send[d] = make([]int64, 10*(d+1)) // up to 320 bytes to rank 3
+			for k := range send[d] {
+				send[d][k] = int64(100*c.Rank() + k)
+			}
+		}
+		recv, err := Exchange(c, send)
+		if err != nil {
+			return err
+		}
+		for s, r := range recv {
+			if len(r) != 10*(c.Rank()+1) || r[len(r)-1] != int64(100*s+len(r)-1) {
+				return fmt.Errorf("rank %d: bad data from %d: %v", c.Rank(), s, r)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The header round carries 24-byte headers; the payload rounds carry at
+	// most `limit` bytes: 320 bytes need 107 rounds on each of 4 ranks.
+	if payload := largest; payload > 24 {
+		t.Errorf("largest raw message is %d bytes", payload)
+	}
+	if want := 4 * (1 + 107); calls != want {
+		t.Errorf("%d raw all-to-alls, want %d", calls, want)
+	}
+}
+
+func TestPayloadRoundsNeverExceedLimit(t *testing.T) {
+	var mu sync.Mutex
+	calls, largest := 0, 0
+	err := rank.RunLocal(3, func(rc rank.Comm) error {
+		// Messages to self stay below the header size, so only payload rounds
+		// can produce a message above 24 bytes.
+		c := MustNew(spyComm{rc, &mu, &calls, &largest}, MaxMessage(20))
+		send := make([][]byte, 3)
+		for d := range send {
+			send[d] = []byte(strings.Repeat("x", 1000))
+		}
+		_, err := Exchange(c, send)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if largest > 24 {
+		t.Errorf("largest raw message %d bytes exceeds the 20-byte limit (24-byte headers aside)", largest)
+	}
+}
+
+func TestCompressionShrinksWire(t *testing.T) {
+	var plain, packed rank.Traffic
+	for _, opts := range [][]Option{nil, {CompressAbove(1)}} {
+		err := rank.RunLocal(2, func(rc rank.Comm) error {
+			c := MustNew(rc, opts...)
+			send := [][]int64{make([]int64, 1<<14), make([]int64, 1<<14)} // zeros compress well
+			recv, err := Exchange(c, send)
+			if err != nil {
+				return err
+			}
+			if len(recv[1-c.Rank()]) != 1<<14 {
+				return fmt.Errorf("got %d values", len(recv[1-c.Rank()]))
+			}
+			if c.Rank() == 0 {
+				if opts == nil {
+					plain = c.Traffic()
+				} else {
+					packed = c.Traffic()
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if packed.Sent*10 > plain.Sent {
+		t.Errorf("compressed traffic %d bytes is not under a tenth of plain %d", packed.Sent, plain.Sent)
+	}
+}
+
+func TestRequestAnswerErrorFailsEveryRank(t *testing.T) {
+	err := rank.RunLocal(3, func(rc rank.Comm) error {
+		c := MustNew(rc)
+		_, err := Request(c, []int64{0, 1, 2}, func(k int64) int { return int(k) }, func(src int, ks []int64) ([]int64, error) {
+			if c.Rank() == 2 {
+				return nil, errors.New("no such key")
+			}
+			return ks, nil
+		})
+		return err
+	}, rank.Timeout(10e9))
+	if err == nil || !strings.Contains(err.Error(), "rank 2/3: no such key") {
+		t.Fatalf("want rank 2's error, got %v", err)
+	}
+}
+
+func TestRejectsBadInput(t *testing.T) {
+	runLocal(t, 2, func(c *Comm) error {
+		if _, err := Exchange(c, [][]*int{nil, nil}); err == nil || !strings.Contains(err.Error(), "pointers") {
+			return fmt.Errorf("pointer elements: got %v", err)
+		}
+		if _, _, err := Alltoallv(c, []int32{1, 2}, []int{1, 2}); err == nil {
+			return errors.New("counts beyond the data were accepted")
+		}
+		if _, err := Request(c, []int64{5}, func(int64) int { return 7 }, func(int, []int64) ([]int64, error) { return nil, nil }); err == nil {
+			return errors.New("owner out of range was accepted")
+		}
+		return nil
+	})
+	if _, err := New(nil, MaxMessage(0)); err == nil {
+		t.Error("a zero message limit was accepted")
+	}
+}
+
+func TestOffset(t *testing.T) {
+	runLocal(t, 5, func(c *Comm) error {
+		before, total, err := Offset(c, int64(c.Rank()+1))
+		if err != nil {
+			return err
+		}
+		r := int64(c.Rank())
+		if before != r*(r+1)/2 || total != 15 {
+			return fmt.Errorf("rank %d: offset %d of %d", r, before, total)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,370 @@
+package collective
+
+import (
+	"fmt"
+
+	"gnnrun/rank"
+)
+
+// mix is splitmix64's finaliser: a cheap, well-spread hash of the test
+// coordinates, so every rank can recompute what any other rank sent.
+func mix(xs ...uint64) uint64 {
+	h := uint64(0x9e3779b97f4a7c15)
+	for _, x := range xs {
+		h ^= x + 0x9e3779b97f4a7c15 + (h << 6) + (h >> 2)
+		h ^= h >> 30
+		h *= 0xbf58476d1ce4e5b9
+		h ^= h >> 27
+		h *= 0x94d049bb133111eb
+		h ^= h >> 31
+	}
+	return h
+}
+
+// testRecord is a struct element with padding, to test non-scalar types.
+type testRecord struct {
+	ID    int64
+	W     float32
+	Flags [3]uint8
+}
+
+// SelfTest runs every typed collective, raw collective and window operation
+// of c on pseudo-random data and checks each result against values
+// recomputed from the seed, never from another collective's output. scale
+// bounds the elements per message; messages of length 0 and uneven lengths
+// always occur. It returns the first mismatch; every rank must call it.
+func SelfTest(c *Comm, seed uint64, scale int) error {
+	steps := []struct {
+		name string
+		run  func(*Comm, uint64, int) error
+	}{
+		{"exchange", checkExchange},
+		{"alltoallv", checkAlltoallv},
+		{"exchange in 7-byte messages", func(c *Comm, s uint64, n int) error { return withOptions(c, s, n, checkExchange, MaxMessage(7)) }},
+		{"exchange with zstd", func(c *Comm, s uint64, n int) error { return withOptions(c, s, n, checkExchange, CompressAbove(16)) }},
+		{"allgatherv", checkAllgatherv},
+		{"allgatherv in 5-byte messages", func(c *Comm, s uint64, n int) error { return withOptions(c, s, n, checkAllgatherv, MaxMessage(5)) }},
+		{"bcast", checkBcast},
+		{"allreduce", checkAllreduce},
+		{"request", checkRequest},
+		{"window", checkWindow},
+		{"split", checkSplit},
+		{"barrier", func(c *Comm, _ uint64, _ int) error { return c.Barrier() }},
+	}
+	for i, st := range steps {
+		if err := st.run(c, mix(seed, uint64(i)), scale); err != nil {
+			return fmt.Errorf("selftest %s (seed %d, scale %d): %w", st.name, seed, scale, err)
+		}
+	}
+	return nil
+}
+
+func withOptions(c *Comm, seed uint64, scale int, check func(*Comm, uint64, int) error, opts ...Option) error {
+	d, err := New(c.Comm, opts...)
+	if err != nil {
+		return err
+	}
+	return check(d, seed, scale)
+}
+
+// msgLen is the length of the message from src to dst: zero for about one
+// pair in four, else uneven up to scale.
+func msgLen(seed uint64, src, dst, scale int) int {
+	h := mix(seed, uint64(src), uint64(dst))
+	if h%4 == 0 || scale == 0 {
+		return 0
+	}
+	return int(h>>8) % (scale + 1)
+}
+
+func record(seed uint64, src, dst, k int) testRecord {
+	h := mix(seed, uint64(src), uint64(dst), uint64(k))
+	return testRecord{ID: int64(h), W: float32(h%1000) / 8, Flags: [3]uint8{uint8(h), uint8(h >> 8), uint8(h >> 16)}}
+}
+
+func checkExchange(c *Comm, seed uint64, scale int) error {
+	n, me := c.Size(), c.Rank()
+	send := make([][]testRecord, n)
+	for d := range n {
+		send[d] = make([]testRecord, msgLen(seed, me, d, scale))
+		for k := range send[d] {
+			send[d][k] = record(seed, me, d, k)
+		}
+	}
+	recv, err := Exchange(c, send)
+	if err != nil {
+		return err
+	}
+	for s := range n {
+		if want := msgLen(seed, s, me, scale); len(recv[s]) != want {
+			return fmt.Errorf("rank %d got %d records from rank %d, want %d", me, len(recv[s]), s, want)
+		}
+		for k, r := range recv[s] {
+			if r != record(seed, s, me, k) {
+				return fmt.Errorf("rank %d: record %d from rank %d is %+v, want %+v", me, k, s, r, record(seed, s, me, k))
+			}
+		}
+	}
+	return nil
+}
+
+func checkAlltoallv(c *Comm, seed uint64, scale int) error {
+	n, me := c.Size(), c.Rank()
+	counts := make([]int, n)
+	var send []int64
+	for d := range n {
+		counts[d] = msgLen(seed, me, d, scale)
+		for k := range counts[d] {
+			send = append(send, int64(mix(seed, uint64(me), uint64(d), uint64(k))))
+		}
+	}
+	recv, rc, err := Alltoallv(c, send, counts)
+	if err != nil {
+		return err
+	}
+	off := 0
+	for s := range n {
+		if want := msgLen(seed, s, me, scale); rc[s] != want {
+			return fmt.Errorf("rank %d counts %d values from rank %d, want %d", me, rc[s], s, want)
+		}
+		for k := range rc[s] {
+			if want := int64(mix(seed, uint64(s), uint64(me), uint64(k))); recv[off+k] != want {
+				return fmt.Errorf("rank %d: value %d from rank %d is %d, want %d", me, k, s, recv[off+k], want)
+			}
+		}
+		off += rc[s]
+	}
+	return nil
+}
+
+func checkAllgatherv(c *Comm, seed uint64, scale int) error {
+	n, me := c.Size(), c.Rank()
+	local := make([]uint16, msgLen(seed, me, 0, scale))
+	for k := range local {
+		local[k] = uint16(mix(seed, uint64(me), uint64(k)))
+	}
+	all, counts, err := Allgatherv(c, local)
+	if err != nil {
+		return err
+	}
+	off := 0
+	for s := range n {
+		if want := msgLen(seed, s, 0, scale); counts[s] != want {
+			return fmt.Errorf("rank %d counts %d values from rank %d, want %d", me, counts[s], s, want)
+		}
+		for k := range counts[s] {
+			if want := uint16(mix(seed, uint64(s), uint64(k))); all[off+k] != want {
+				return fmt.Errorf("rank %d: value %d of rank %d is %d, want %d", me, k, s, all[off+k], want)
+			}
+		}
+		off += counts[s]
+	}
+	return nil
+}
+
+func checkBcast(c *Comm, seed uint64, scale int) error {
+	for root := range c.Size() {
+		k := msgLen(seed, root, root, scale)
+		var data []float32
+		if c.Rank() == root {
+			for i := range k {
+				data = append(data, float32(mix(seed, uint64(root), uint64(i))%4096))
+			}
+		}
+		got, err := Bcast(c, data, root)
+		if err != nil {
+			return err
+		}
+		if len(got) != k {
+			return fmt.Errorf("rank %d got %d values from root %d, want %d", c.Rank(), len(got), root, k)
+		}
+		for i, v := range got {
+			if want := float32(mix(seed, uint64(root), uint64(i)) % 4096); v != want {
+				return fmt.Errorf("rank %d: value %d from root %d is %v, want %v", c.Rank(), i, root, v, want)
+			}
+		}
+	}
+	return nil
+}
+
+func checkAllreduce(c *Comm, seed uint64, scale int) error {
+	n, me := c.Size(), c.Rank()
+	k := scale + 1
+	val := func(r, i int) int64 { return int64(mix(seed, uint64(r), uint64(i))%2000001) - 1000000 }
+	in := make([]int64, k)
+	fin := make([]float64, k)
+	for i := range k {
+		in[i] = val(me, i)
+		fin[i] = float64(in[i]) // integers below 2^53 sum exactly in any order
+	}
+	for _, op := range []rank.Op{rank.Sum, rank.Min, rank.Max} {
+		got, err := Allreduce(c, in, op)
+		if err != nil {
+			return err
+		}
+		fgot, err := Allreduce(c, fin, op)
+		if err != nil {
+			return err
+		}
+		for i := range k {
+			want := val(0, i)
+			for r := 1; r < n; r++ {
+				switch op {
+				case rank.Sum:
+					want += val(r, i)
+				case rank.Min:
+					want = min(want, val(r, i))
+				case rank.Max:
+					want = max(want, val(r, i))
+				}
+			}
+			if got[i] != want || fgot[i] != float64(want) {
+				return fmt.Errorf("%v of element %d: int64 %d, float64 %v, want %d", op, i, got[i], fgot[i], want)
+			}
+		}
+	}
+	return nil
+}
+
+func checkRequest(c *Comm, seed uint64, scale int) error {
+	n, me := c.Size(), c.Rank()
+	keys := make([]int64, msgLen(seed, me, me, 4*scale))
+	for i := range keys {
+		keys[i] = int64(mix(seed, uint64(me), uint64(i)) % uint64(1000*n))
+	}
+	value := func(k int64) uint64 { return mix(seed, uint64(k), 77) }
+	owner := func(k int64) int { return int(k % int64(n)) }
+	got, err := Request(c, keys, owner, func(src int, ks []int64) ([]uint64, error) {
+		out := make([]uint64, len(ks))
+		for i, k := range ks {
+			if owner(k) != me {
+				return nil, fmt.Errorf("rank %d asked for key %d owned by %d", src, k, owner(k))
+			}
+			out[i] = value(k)
+		}
+		return out, nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(got) != len(keys) {
+		return fmt.Errorf("rank %d got %d answers for %d keys", me, len(got), len(keys))
+	}
+	for i, k := range keys {
+		if got[i] != value(k) {
+			return fmt.Errorf("rank %d: answer %d for key %d is %d, want %d", me, i, k, got[i], value(k))
+		}
+	}
+	return nil
+}
+
+func windowByte(seed uint64, r, off int) byte { return byte(mix(seed, uint64(r), uint64(off/8)) >> (8 * (off % 8))) }
+
+func checkWindow(c *Comm, seed uint64, scale int) error {
+	n, me := c.Size(), c.Rank()
+	memLen := func(r int) int { return 64 + msgLen(seed, r, r, 8*scale) }
+	mem := make([]byte, memLen(me))
+	for i := range mem {
+		mem[i] = windowByte(seed, me, i)
+	}
+	w, err := c.CreateWindow(mem)
+	if err != nil {
+		return err
+	}
+	if err := w.LockAll(); err != nil {
+		return err
+	}
+	type read struct{ target, off, n int }
+	var reads []read
+	var bufs [][]byte
+	for i := range 3 * n {
+		h := mix(seed, uint64(me), uint64(i))
+		t := int(h % uint64(n))
+		off := int(h>>16) % memLen(t)
+		k := int(h>>40) % (memLen(t) - off + 1)
+		reads = append(reads, read{t, off, k})
+		bufs = append(bufs, make([]byte, k))
+		if err := w.Get(bufs[i], t, int64(off)); err != nil {
+			return err
+		}
+		if i%2 == 0 {
+			if err := w.Flush(t); err != nil {
+				return err
+			}
+		}
+	}
+	if err := w.FlushAll(); err != nil {
+		return err
+	}
+	if err := w.UnlockAll(); err != nil {
+		return err
+	}
+	for i, r := range reads {
+		for k, b := range bufs[i] {
+			if want := windowByte(seed, r.target, r.off+k); b != want {
+				return fmt.Errorf("rank %d: byte %d of rank %d's window read as %d, want %d", me, r.off+k, r.target, b, want)
+			}
+		}
+	}
+	return w.Free()
+}
+
+func checkSplit(c *Comm, seed uint64, scale int) error {
+	n, me := c.Size(), c.Rank()
+	half, err := c.Split(me%2, -me) // reverse order by key
+	if err != nil {
+		return err
+	}
+	wantSize := (n + 1 - me%2) / 2
+	if half.Size() != wantSize {
+		return fmt.Errorf("rank %d: split by parity gave %d ranks, want %d", me, half.Size(), wantSize)
+	}
+	if want := wantSize - 1 - me/2; half.Rank() != want {
+		return fmt.Errorf("rank %d: rank %d in its split, want %d (keys reverse the order)", me, half.Rank(), want)
+	}
+	sum, err := Sum(half, int64(me))
+	if err != nil {
+		return err
+	}
+	var want int64
+	for r := me % 2; r < n; r += 2 {
+		want += int64(r)
+	}
+	if sum != want {
+		return fmt.Errorf("rank %d: sum over its split is %d, want %d", me, sum, want)
+	}
+	if err := checkExchange(half, seed, scale); err != nil {
+		return fmt.Errorf("on the split: %w", err)
+	}
+	dup, err := c.Dup()
+	if err != nil {
+		return err
+	}
+	if dup.Size() != n || dup.Rank() != me {
+		return fmt.Errorf("rank %d: dup has rank %d of %d", me, dup.Rank(), dup.Size())
+	}
+	node, err := c.SplitShared()
+	if err != nil {
+		return err
+	}
+	hosts, err := Sum(c, boolInt(node.Rank() == 0))
+	if err != nil {
+		return err
+	}
+	if hosts < 1 || hosts > int64(n) || node.Size() < 1 {
+		return fmt.Errorf("rank %d: %d hosts, node-local size %d", me, hosts, node.Size())
+	}
+	for _, x := range []interface{ Free() error }{node, dup, half} {
+		if err := x.Free(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}

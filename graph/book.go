@@ -1,0 +1,54 @@
+package graph
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Book maps IDs to owners by contiguous ranges: owner p holds
+// [Bounds[p], Bounds[p+1]). It is the partition book of DistDGL and the
+// vtxdist of ParMETIS, and it costs O(owners), never O(IDs).
+type Book struct {
+	Bounds []int64
+}
+
+// EvenBook splits [0, n) into parts ranges whose sizes differ by at most one,
+// the larger ones first.
+func EvenBook(n int64, parts int) Book {
+	b := Book{Bounds: make([]int64, parts+1)}
+	for p := 0; p <= parts; p++ {
+		b.Bounds[p] = n/int64(parts)*int64(p) + min(int64(p), n%int64(parts))
+	}
+	return b
+}
+
+// BookFromCounts returns the book whose owner p holds counts[p] IDs.
+func BookFromCounts(counts []int64) Book {
+	b := Book{Bounds: make([]int64, len(counts)+1)}
+	for p, c := range counts {
+		b.Bounds[p+1] = b.Bounds[p] + c
+	}
+	return b
+}
+
+// Parts returns the number of owners.
+func (b Book) Parts() int { return len(b.Bounds) - 1 }
+
+// Total returns the number of IDs covered.
+func (b Book) Total() int64 { return b.Bounds[len(b.Bounds)-1] }
+
+// Range returns owner p's range [lo, hi).
+func (b Book) Range(p int) (lo, hi int64) { return b.Bounds[p], b.Bounds[p+1] }
+
+// Size returns how many IDs owner p holds.
+func (b Book) Size(p int) int64 { return b.Bounds[p+1] - b.Bounds[p] }
+
+// Owner returns the owner of id by binary search; it panics when id is
+// outside [0, Total), which is a bug in the caller, not bad input.
+func (b Book) Owner(id int64) int {
+	if id < b.Bounds[0] || id >= b.Total() {
+		panic(fmt.Sprintf("graph: ID %d outside the book's range [%d,%d)", id, b.Bounds[0], b.Total()))
+	}
+	// The first bound above id, minus one; empty ranges are skipped.
+	return sort.Search(len(b.Bounds), func(i int) bool { return b.Bounds[i] > id }) - 1
+}

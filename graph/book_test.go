@@ -1,0 +1,41 @@
+package graph
+
+import "testing"
+
+func TestEvenBookOwners(t *testing.T) {
+	b := EvenBook(10, 4) // 3 3 2 2
+	want := []int{0, 0, 0, 1, 1, 1, 2, 2, 3, 3}
+	for id, w := range want {
+		if got := b.Owner(int64(id)); got != w {
+			t.Errorf("Owner(%d) = %d, want %d", id, got, w)
+		}
+	}
+	if b.Total() != 10 || b.Size(0) != 3 || b.Size(3) != 2 {
+		t.Errorf("bad book %v", b.Bounds)
+	}
+	e := BookFromCounts([]int64{2, 0, 0, 3})
+	if e.Owner(1) != 0 || e.Owner(2) != 3 {
+		t.Errorf("empty ranges not skipped: %v", e.Bounds)
+	}
+}
+
+func TestMetaOffsetsAndTypes(t *testing.T) {
+	m := Meta{Name: "g", NodeTypes: []string{"a", "b"}, NumNodes: []int64{5, 7},
+		EdgeTypes: []EdgeType{{"a", "r", "b"}}, NumEdges: []int64{3}}
+	if err := m.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if m.NodeOffset(1) != 5 || m.TotalNodes() != 12 {
+		t.Errorf("offsets wrong")
+	}
+	if ty, l := m.NodeTypeOf(6); ty != 1 || l != 1 {
+		t.Errorf("NodeTypeOf(6) = %d,%d", ty, l)
+	}
+	if _, err := ParseEdgeType("a:b"); err == nil {
+		t.Error("bad edge type parsed")
+	}
+	m.EdgeTypes[0].Dst = "c"
+	if err := m.Validate(); err == nil {
+		t.Error("unknown node type accepted")
+	}
+}

@@ -1,0 +1,171 @@
+//go:build !nompi
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "mpi_c.h"
+
+int gn_init(int *provided) {
+	int rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, provided);
+	if (rc != MPI_SUCCESS) return rc;
+	return MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+}
+
+int gn_finalize(void) { return MPI_Finalize(); }
+
+int gn_state(int *initialized, int *finalized) {
+	int rc = MPI_Initialized(initialized);
+	if (rc != MPI_SUCCESS) return rc;
+	return MPI_Finalized(finalized);
+}
+
+MPI_Fint gn_world(void) { return MPI_Comm_c2f(MPI_COMM_WORLD); }
+int gn_comm_rank(MPI_Fint c, int *rank) { return MPI_Comm_rank(MPI_Comm_f2c(c), rank); }
+int gn_comm_size(MPI_Fint c, int *size) { return MPI_Comm_size(MPI_Comm_f2c(c), size); }
+int gn_processor_name(char *buf, int *len) { return MPI_Get_processor_name(buf, len); }
+int gn_library_version(char *buf, int *len) { return MPI_Get_library_version(buf, len); }
+
+void gn_error_string(int code, char *buf, int *len) {
+	if (MPI_Error_string(code, buf, len) != MPI_SUCCESS) {
+		*len = snprintf(buf, MPI_MAX_ERROR_STRING, "MPI error %d", code);
+	}
+}
+
+// contiguous reports whether the non-empty buffers all lie within INT_MAX
+// bytes above the lowest one, so one MPI_Alltoallv can address them by
+// displacement; it returns that base and fills displs.
+static int contiguous(int n, const uintptr_t *p, const int *count, uintptr_t *base, int *displs) {
+	uintptr_t lo = 0;
+	int any = 0;
+	for (int i = 0; i < n; i++) {
+		if (count[i] > 0 && (!any || p[i] < lo)) { lo = p[i]; any = 1; }
+	}
+	for (int i = 0; i < n; i++) {
+		if (count[i] == 0) { displs[i] = 0; continue; }
+		uintptr_t d = p[i] - lo;
+		if (d > (uintptr_t)INT_MAX || d + (uintptr_t)count[i] > (uintptr_t)INT_MAX) return 0;
+		displs[i] = (int)d;
+	}
+	*base = lo;
+	return 1;
+}
+
+// pairwise posts every receive and send of an alltoallv as point-to-point
+// messages: the path for buffers scattered over more than 2 GiB.
+static int pairwise(MPI_Comm comm, int n, int me, const uintptr_t *sp, const int *sc, const uintptr_t *rp, const int *rc) {
+	MPI_Request *req = malloc(sizeof(MPI_Request) * 2 * (size_t)n);
+	if (!req) return MPI_ERR_NO_MEM;
+	int k = 0, rc2 = MPI_SUCCESS;
+	for (int i = 0; i < n && rc2 == MPI_SUCCESS; i++) {
+		int src = (me - i + n) % n;
+		rc2 = MPI_Irecv((void *)rp[src], rc[src], MPI_BYTE, src, 7001, comm, &req[k++]);
+	}
+	for (int i = 0; i < n && rc2 == MPI_SUCCESS; i++) {
+		int dst = (me + i) % n;
+		rc2 = MPI_Isend((void *)sp[dst], sc[dst], MPI_BYTE, dst, 7001, comm, &req[k++]);
+	}
+	if (rc2 == MPI_SUCCESS) rc2 = MPI_Waitall(k, req, MPI_STATUSES_IGNORE);
+	free(req);
+	return rc2;
+}
+
+int gn_alltoallv(MPI_Fint c, int n, const uintptr_t *sp, const int *sc, const uintptr_t *rp, const int *rc) {
+	MPI_Comm comm = MPI_Comm_f2c(c);
+	int me, err;
+	if ((err = MPI_Comm_rank(comm, &me)) != MPI_SUCCESS) return err;
+	int *sd = malloc(sizeof(int) * 2 * (size_t)n);
+	if (!sd) return MPI_ERR_NO_MEM;
+	int *rd = sd + n;
+	uintptr_t sbase, rbase;
+	if (contiguous(n, sp, sc, &sbase, sd) && contiguous(n, rp, rc, &rbase, rd)) {
+		err = MPI_Alltoallv((void *)sbase, sc, sd, MPI_BYTE, (void *)rbase, rc, rd, MPI_BYTE, comm);
+	} else {
+		err = pairwise(comm, n, me, sp, sc, rp, rc);
+	}
+	free(sd);
+	return err;
+}
+
+int gn_allgatherv(MPI_Fint c, int n, uintptr_t sp, int sc, const uintptr_t *rp, const int *rc) {
+	MPI_Comm comm = MPI_Comm_f2c(c);
+	int *rd = malloc(sizeof(int) * (size_t)n);
+	if (!rd) return MPI_ERR_NO_MEM;
+	uintptr_t rbase;
+	int err;
+	if (contiguous(n, rp, rc, &rbase, rd)) {
+		err = MPI_Allgatherv((void *)sp, sc, MPI_BYTE, (void *)rbase, rc, rd, MPI_BYTE, comm);
+	} else {
+		// Scattered receive buffers: one broadcast per contributor.
+		int me;
+		err = MPI_Comm_rank(comm, &me);
+		for (int i = 0; i < n && err == MPI_SUCCESS; i++) {
+			void *buf = (void *)(i == me ? sp : rp[i]);
+			err = MPI_Bcast(buf, rc[i], MPI_BYTE, i, comm);
+			if (err == MPI_SUCCESS && i == me && rc[i] > 0 && rp[i] != sp) memcpy((void *)rp[i], (void *)sp, (size_t)rc[i]);
+		}
+	}
+	free(rd);
+	return err;
+}
+
+int gn_allreduce(MPI_Fint c, int isfloat, void *in, void *out, int n, int op) {
+	MPI_Op mop = op == 0 ? MPI_SUM : op == 1 ? MPI_MIN : MPI_MAX;
+	MPI_Datatype t = isfloat ? MPI_DOUBLE : MPI_INT64_T;
+	return MPI_Allreduce(in == out ? MPI_IN_PLACE : in, out, n, t, mop, MPI_Comm_f2c(c));
+}
+
+int gn_bcast(MPI_Fint c, void *buf, int n, int root) { return MPI_Bcast(buf, n, MPI_BYTE, root, MPI_Comm_f2c(c)); }
+int gn_barrier(MPI_Fint c) { return MPI_Barrier(MPI_Comm_f2c(c)); }
+
+int gn_split(MPI_Fint c, int color, int key, MPI_Fint *out) {
+	MPI_Comm nc;
+	int err = MPI_Comm_split(MPI_Comm_f2c(c), color, key, &nc);
+	if (err == MPI_SUCCESS) *out = MPI_Comm_c2f(nc);
+	return err;
+}
+
+int gn_dup(MPI_Fint c, MPI_Fint *out) {
+	MPI_Comm nc;
+	int err = MPI_Comm_dup(MPI_Comm_f2c(c), &nc);
+	if (err == MPI_SUCCESS) *out = MPI_Comm_c2f(nc);
+	return err;
+}
+
+int gn_split_shared(MPI_Fint c, MPI_Fint *out) {
+	MPI_Comm nc;
+	int me, err;
+	if ((err = MPI_Comm_rank(MPI_Comm_f2c(c), &me)) != MPI_SUCCESS) return err;
+	err = MPI_Comm_split_type(MPI_Comm_f2c(c), MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &nc);
+	if (err == MPI_SUCCESS) *out = MPI_Comm_c2f(nc);
+	return err;
+}
+
+int gn_comm_free(MPI_Fint c) {
+	MPI_Comm comm = MPI_Comm_f2c(c);
+	return MPI_Comm_free(&comm);
+}
+
+void gn_abort(MPI_Fint c, int code) { MPI_Abort(MPI_Comm_f2c(c), code); }
+
+int gn_win_create(MPI_Fint c, void *base, int64_t size, MPI_Fint *win) {
+	MPI_Win w;
+	int err = MPI_Win_create(base, (MPI_Aint)size, 1, MPI_INFO_NULL, MPI_Comm_f2c(c), &w);
+	if (err != MPI_SUCCESS) return err;
+	*win = MPI_Win_c2f(w);
+	return MPI_Win_set_errhandler(w, MPI_ERRORS_RETURN);
+}
+
+int gn_win_lock_all(MPI_Fint w) { return MPI_Win_lock_all(MPI_MODE_NOCHECK, MPI_Win_f2c(w)); }
+int gn_win_unlock_all(MPI_Fint w) { return MPI_Win_unlock_all(MPI_Win_f2c(w)); }
+int gn_win_flush(MPI_Fint w, int target) { return MPI_Win_flush(target, MPI_Win_f2c(w)); }
+int gn_win_flush_all(MPI_Fint w) { return MPI_Win_flush_all(MPI_Win_f2c(w)); }
+
+int gn_win_get(MPI_Fint w, void *dst, int n, int target, int64_t offset) {
+	return MPI_Get(dst, n, MPI_BYTE, target, (MPI_Aint)offset, n, MPI_BYTE, MPI_Win_f2c(w));
+}
+
+int gn_win_free(MPI_Fint w) {
+	MPI_Win win = MPI_Win_f2c(w);
+	return MPI_Win_free(&win);
+}
