@@ -1,0 +1,79 @@
+package parmetis
+
+import "fmt"
+
+// Options are the parameters of a partitioning, serial or distributed.
+type Options struct {
+	// Parts is the number of parts K, 1 <= K <= vertices.
+	Parts int
+	// Imbalance bounds each constraint: part weight <= Imbalance[c] *
+	// target weight. One value applies to every constraint. Default 1.03.
+	Imbalance []float64
+	// TargetWeights is the fraction of the total weight each part should
+	// get (ParMETIS' tpwgts, the same for every constraint); nil means equal
+	// parts. It must have Parts positive entries summing to 1 (within 1e-6).
+	TargetWeights []float64
+	// Seed makes the result reproducible: the same graph, options and seed
+	// give the same partition.
+	Seed uint64
+	// Tries is how many seeded initial partitions to compute; the best
+	// balanced cut wins. Default 4.
+	Tries int
+}
+
+// normalized returns o with defaults filled in and validated for a graph
+// with n vertices and ncon constraints.
+func (o Options) normalized(n, ncon int) (Options, error) {
+	if o.Parts < 1 {
+		return o, fmt.Errorf("parmetis: number of parts must be at least 1, got %d", o.Parts)
+	}
+	if int64(o.Parts) > int64(n) && n > 0 {
+		return o, fmt.Errorf("parmetis: %d parts for %d vertices", o.Parts, n)
+	}
+	switch len(o.Imbalance) {
+	case 0:
+		o.Imbalance = []float64{1.03}
+	case 1, ncon:
+	default:
+		return o, fmt.Errorf("parmetis: %d imbalance bounds for %d constraints", len(o.Imbalance), ncon)
+	}
+	if len(o.Imbalance) == 1 && ncon > 1 {
+		ub := o.Imbalance[0]
+		o.Imbalance = make([]float64, ncon)
+		for i := range o.Imbalance {
+			o.Imbalance[i] = ub
+		}
+	}
+	for _, ub := range o.Imbalance {
+		if !(ub > 1) {
+			return o, fmt.Errorf("parmetis: imbalance bound must be above 1, got %v", ub)
+		}
+	}
+	if o.TargetWeights == nil {
+		o.TargetWeights = make([]float64, o.Parts)
+		for i := range o.TargetWeights {
+			o.TargetWeights[i] = 1 / float64(o.Parts)
+		}
+	} else {
+		if len(o.TargetWeights) != o.Parts {
+			return o, fmt.Errorf("parmetis: %d target weights for %d parts", len(o.TargetWeights), o.Parts)
+		}
+		s := 0.0
+		for p, w := range o.TargetWeights {
+			if !(w > 0) {
+				return o, fmt.Errorf("parmetis: target weight of part %d must be positive, got %v", p, w)
+			}
+			s += w
+		}
+		if s < 1-1e-6 || s > 1+1e-6 {
+			return o, fmt.Errorf("parmetis: target weights sum to %v, not 1", s)
+		}
+	}
+	if o.Tries == 0 {
+		o.Tries = 4
+	}
+	if o.Tries < 1 {
+		return o, fmt.Errorf("parmetis: tries must be at least 1, got %d", o.Tries)
+	}
+	return o, nil
+}
