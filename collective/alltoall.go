@@ -39,6 +39,14 @@ func Exchange[T any](c *Comm, send [][]T) ([][]T, error) {
 // elements received, grouped by source in rank order, and how many came from
 // each.
 func Alltoallv[T any](c *Comm, send []T, counts []int) ([]T, []int, error) {
+	return AlltoallvInto(c, send, counts, nil)
+}
+
+// AlltoallvInto is Alltoallv receiving into buf's memory when its capacity
+// suffices (else into a new slice): a loop that exchanges similar volumes
+// each step can reuse one buffer instead of faulting in fresh pages every
+// time. The result aliases buf in that case.
+func AlltoallvInto[T any](c *Comm, send []T, counts []int, buf []T) ([]T, []int, error) {
 	if err := checkPlain[T](); err != nil {
 		return nil, nil, err
 	}
@@ -70,7 +78,12 @@ func Alltoallv[T any](c *Comm, send []T, counts []int) ([]T, []int, error) {
 		}
 		total += rc[i]
 	}
-	recv := make([]T, total)
+	recv := buf[:0]
+	if cap(recv) >= total {
+		recv = recv[:total]
+	} else {
+		recv = make([]T, total)
+	}
 	rb := make([][]byte, n)
 	off = 0
 	for i, k := range rc {

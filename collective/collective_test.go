@@ -36,30 +36,46 @@ func TestSelfTestOnLocalWorlds(t *testing.T) {
 	}
 }
 
-// spyComm records the largest raw message and counts raw all-to-alls.
+// spyComm records the length of every raw message and counts raw
+// all-to-alls.
 type spyComm struct {
 	rank.Comm
-	mu      *sync.Mutex
-	calls   *int
-	largest *int
+	mu    *sync.Mutex
+	calls *int
+	sizes map[int]int
+}
+
+func newSpy(c rank.Comm, mu *sync.Mutex, calls *int, sizes map[int]int) spyComm {
+	return spyComm{c, mu, calls, sizes}
 }
 
 func (s spyComm) Alltoallv(send, recv [][]byte) error {
 	s.mu.Lock()
 	*s.calls++
 	for _, m := range send {
-		*s.largest = max(*s.largest, len(m))
+		s.sizes[len(m)]++
 	}
 	s.mu.Unlock()
 	return s.Comm.Alltoallv(send, recv)
 }
 
+// checkSizes fails unless every raw message is a header or at most limit
+// bytes long.
+func checkSizes(t *testing.T, sizes map[int]int, limit int) {
+	t.Helper()
+	for n := range sizes {
+		if n > limit && n != headerSize {
+			t.Errorf("raw message of %d bytes exceeds the %d-byte limit", n, limit)
+		}
+	}
+}
+
 func TestChunkingSplitsIntoSmallMessages(t *testing.T) {
 	const limit = 3
 	var mu sync.Mutex
-	calls, largest := 0, 0
+	calls, sizes := 0, map[int]int{}
 	err := rank.RunLocal(4, func(rc rank.Comm) error {
-		c := MustNew(spyComm{rc, &mu, &calls, &largest}, MaxMessage(limit))
+		c := MustNew(newSpy(rc, &mu, &calls, sizes), MaxMessage(limit))
 		send := make([][]int64, 4)
 		for d := range send {
 			send[d] = make([]int64, 10*(d+1)) // up to 320 bytes to rank 3
@@ -81,36 +97,48 @@ func TestChunkingSplitsIntoSmallMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The header round carries 24-byte headers; the payload rounds carry at
-	// most `limit` bytes: 320 bytes need 107 rounds on each of 4 ranks.
-	if payload := largest; payload > 24 {
-		t.Errorf("largest raw message is %d bytes", payload)
-	}
+	checkSizes(t, sizes, limit)
+	// One header round, then 320 bytes in 3-byte rounds: 107 on each of 4 ranks.
 	if want := 4 * (1 + 107); calls != want {
 		t.Errorf("%d raw all-to-alls, want %d", calls, want)
 	}
 }
 
-func TestPayloadRoundsNeverExceedLimit(t *testing.T) {
+func TestAllgathervRoundsNeverExceedLimit(t *testing.T) {
 	var mu sync.Mutex
-	calls, largest := 0, 0
+	sizes := map[int]int{}
 	err := rank.RunLocal(3, func(rc rank.Comm) error {
-		// Messages to self stay below the header size, so only payload rounds
-		// can produce a message above 24 bytes.
-		c := MustNew(spyComm{rc, &mu, &calls, &largest}, MaxMessage(20))
-		send := make([][]byte, 3)
-		for d := range send {
-			send[d] = []byte(strings.Repeat("x", 1000))
+		c := MustNew(gatherSpy{rc, &mu, sizes}, MaxMessage(20))
+		local := []byte(strings.Repeat("x", 100*(c.Rank()+1)))
+		all, counts, err := Allgatherv(c, local)
+		if err != nil {
+			return err
 		}
-		_, err := Exchange(c, send)
-		return err
+		if len(all) != 600 || counts[2] != 300 {
+			return fmt.Errorf("gathered %d bytes, counts %v", len(all), counts)
+		}
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if largest > 24 {
-		t.Errorf("largest raw message %d bytes exceeds the 20-byte limit (24-byte headers aside)", largest)
+	checkSizes(t, sizes, 20)
+}
+
+// gatherSpy records the length of every raw all-gather contribution.
+type gatherSpy struct {
+	rank.Comm
+	mu    *sync.Mutex
+	sizes map[int]int
+}
+
+func (s gatherSpy) Allgatherv(send []byte, recv [][]byte) error {
+	s.mu.Lock()
+	if len(send) != 8 { // the size round
+		s.sizes[len(send)]++
 	}
+	s.mu.Unlock()
+	return s.Comm.Allgatherv(send, recv)
 }
 
 func TestCompressionShrinksWire(t *testing.T) {

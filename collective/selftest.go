@@ -258,7 +258,9 @@ func checkRequest(c *Comm, seed uint64, scale int) error {
 	return nil
 }
 
-func windowByte(seed uint64, r, off int) byte { return byte(mix(seed, uint64(r), uint64(off/8)) >> (8 * (off % 8))) }
+func windowByte(seed uint64, r, off int) byte {
+	return byte(mix(seed, uint64(r), uint64(off/8)) >> (8 * (off % 8)))
+}
 
 func checkWindow(c *Comm, seed uint64, scale int) error {
 	n, me := c.Size(), c.Rank()

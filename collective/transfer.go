@@ -3,13 +3,13 @@ package collective
 import (
 	"encoding/binary"
 	"fmt"
-
-	"gnnrun/rank"
 )
 
 // header is what a rank tells each peer before the payload: the bytes on the
-// wire, the bytes after decompression, and whether it is compressed.
-const headerSize = 24
+// wire, the bytes after decompression, whether it is compressed, and the
+// longest message the sender puts on the wire to anyone. Since every rank
+// hears from every rank, each can work out the number of rounds alone.
+const headerSize = 32
 
 // plan is one all-to-all after its size exchange.
 type plan struct {
@@ -17,6 +17,7 @@ type plan struct {
 	recvWire   []int
 	recvRaw    []int
 	compressed []bool // per source
+	longest    int    // longest wire message of any rank to any rank
 }
 
 // newPlan compresses the messages that qualify and tells every peer what
@@ -29,21 +30,26 @@ func (c *Comm) newPlan(send [][]byte) (*plan, error) {
 	p := &plan{sendWire: make([][]byte, n), recvWire: make([]int, n), recvRaw: make([]int, n), compressed: make([]bool, n)}
 	hdr := make([]byte, 2*n*headerSize)
 	hs, hr := make([][]byte, n), make([][]byte, n)
+	flags := make([]uint64, n)
+	myLongest := 0
 	for j, m := range send {
 		p.sendWire[j] = m
-		flag := uint64(0)
 		if j != me && c.o.compressAbove > 0 && len(m) >= c.o.compressAbove {
 			enc, _, err := c.codec()
 			if err != nil {
 				return nil, fmt.Errorf("collective: zstd: %w", err)
 			}
 			p.sendWire[j] = enc.EncodeAll(m, make([]byte, 0, len(m)/2))
-			flag = 1
+			flags[j] = 1
 		}
+		myLongest = max(myLongest, len(p.sendWire[j]))
+	}
+	for j, m := range send {
 		h := hdr[j*headerSize : (j+1)*headerSize]
 		binary.LittleEndian.PutUint64(h[0:], uint64(len(p.sendWire[j])))
 		binary.LittleEndian.PutUint64(h[8:], uint64(len(m)))
-		binary.LittleEndian.PutUint64(h[16:], flag)
+		binary.LittleEndian.PutUint64(h[16:], flags[j])
+		binary.LittleEndian.PutUint64(h[24:], uint64(myLongest))
 		hs[j] = h
 		hr[j] = hdr[(n+j)*headerSize : (n+j+1)*headerSize]
 	}
@@ -54,17 +60,17 @@ func (c *Comm) newPlan(send [][]byte) (*plan, error) {
 		p.recvWire[i] = int(binary.LittleEndian.Uint64(h[0:]))
 		p.recvRaw[i] = int(binary.LittleEndian.Uint64(h[8:]))
 		p.compressed[i] = binary.LittleEndian.Uint64(h[16:]) == 1
+		p.longest = max(p.longest, int(binary.LittleEndian.Uint64(h[24:])))
 	}
 	return p, nil
 }
 
 // transfer moves the planned messages; recv[i] must hold exactly what rank i
 // sends before compression. Messages go in rounds of at most MaxMessage
-// bytes per peer; all ranks agree on the number of rounds by a max-reduction.
+// bytes per peer; all ranks agree on the number of rounds from the headers.
 func (c *Comm) transfer(p *plan, recv [][]byte) error {
 	n := c.Size()
 	wire := make([][]byte, n)
-	longest := 0
 	for i := range n {
 		if len(recv[i]) != p.recvRaw[i] {
 			return fmt.Errorf("collective: receive buffer for rank %d holds %d bytes, %d arrive", i, len(recv[i]), p.recvRaw[i])
@@ -73,14 +79,9 @@ func (c *Comm) transfer(p *plan, recv [][]byte) error {
 		if p.compressed[i] {
 			wire[i] = make([]byte, p.recvWire[i])
 		}
-		longest = max(longest, len(wire[i]), len(p.sendWire[i]))
 	}
 	lim := int64(c.o.maxMessage)
-	m := []int64{int64(longest)}
-	if err := c.Comm.AllreduceInt64(m, m, rank.Max); err != nil {
-		return err
-	}
-	rounds := (m[0] + lim - 1) / lim
+	rounds := (int64(p.longest) + lim - 1) / lim
 	if rounds == 1 {
 		if err := c.Comm.Alltoallv(p.sendWire, wire); err != nil {
 			return err
