@@ -142,4 +142,3 @@ func (e *env) faultPoint(point string) error {
 	}
 	return fmt.Errorf("GNNRUN_FAULT=%q: unknown kind %q", spec, parts[1])
 }
-

@@ -1,0 +1,465 @@
+package graphio
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"gnnrun/collective"
+	"gnnrun/graph"
+)
+
+// GenSpec describes a generated graph.
+type GenSpec struct {
+	Name       string
+	Scale      int     // 2^Scale nodes of the main node type
+	EdgeFactor int     // EdgeFactor * 2^Scale edges of the main edge type
+	A, B, C    float64 // R-MAT quadrant probabilities
+	Noise      float64 // per-level noise of the probabilities (noisy SKG)
+	Seed       uint64
+	Permute    bool // relabel nodes pseudo-randomly, as Graph500 does
+	FeatDim    int  // float32 features per node (0: none)
+	Classes    int  // int64 labels in 0..Classes-1 and train/val/test masks (0: none)
+	Hetero     bool // add node type "item" and edge type "user:buys:item"
+	Format     string
+	Chunks     int // chunk files per type (0: one per rank)
+}
+
+// SetDefaults fills unset fields: Graph500's edge factor 16 and
+// probabilities a=0.57, b=c=0.19, NumPy chunks, one chunk per rank.
+func (s *GenSpec) SetDefaults(ranks int) {
+	if s.Name == "" {
+		s.Name = fmt.Sprintf("rmat%d", s.Scale)
+	}
+	if s.EdgeFactor == 0 {
+		s.EdgeFactor = 16
+	}
+	if s.A == 0 && s.B == 0 && s.C == 0 {
+		s.A, s.B, s.C = 0.57, 0.19, 0.19
+	}
+	if s.Format == "" {
+		s.Format = FormatNumPy
+	}
+	if s.Chunks == 0 {
+		s.Chunks = ranks
+	}
+}
+
+// Validate checks the spec.
+func (s *GenSpec) Validate() error {
+	switch {
+	case s.Scale < 1 || s.Scale > 40:
+		return fmt.Errorf("graphio: scale %d outside 1..40", s.Scale)
+	case s.EdgeFactor < 1:
+		return fmt.Errorf("graphio: edge factor %d must be positive", s.EdgeFactor)
+	case s.FeatDim < 0 || s.Classes < 0:
+		return fmt.Errorf("graphio: feature dimension and classes must be >= 0")
+	case s.Chunks < 1:
+		return fmt.Errorf("graphio: chunks %d must be positive", s.Chunks)
+	case s.Hetero && s.Scale < 3:
+		return fmt.Errorf("graphio: a heterogeneous graph needs scale >= 3")
+	}
+	switch s.Format {
+	case FormatCSV, FormatNumPy, FormatParquet:
+	default:
+		return fmt.Errorf("graphio: output format %q is not one of csv, numpy, parquet", s.Format)
+	}
+	_, err := NewRMAT(s.Scale, s.A, s.B, s.C, s.Noise, s.Seed, s.Permute)
+	return err
+}
+
+// Meta returns the types and counts of the graph the spec describes.
+func (s *GenSpec) Meta() graph.Meta {
+	n := int64(1) << s.Scale
+	m := int64(s.EdgeFactor) * n
+	if !s.Hetero {
+		return graph.Meta{Name: s.Name, NodeTypes: []string{"_N"}, NumNodes: []int64{n},
+			EdgeTypes: []graph.EdgeType{{Src: "_N", Rel: "_E", Dst: "_N"}}, NumEdges: []int64{m}}
+	}
+	return graph.Meta{Name: s.Name, NodeTypes: []string{"user", "item"}, NumNodes: []int64{n, n / 4},
+		EdgeTypes: []graph.EdgeType{{Src: "user", Rel: "follows", Dst: "user"}, {Src: "user", Rel: "buys", Dst: "item"}},
+		NumEdges:  []int64{m, m / 4}}
+}
+
+// GenResult is what Generate wrote.
+type GenResult struct {
+	Meta     graph.Meta
+	Checksum uint64 // EdgeChecksum of the graph's edges
+	Bytes    int64  // bytes written by all ranks
+	Path     string // the metadata.json
+}
+
+// genSource generates the edges of one edge type by type-wise edge ID.
+type genSource struct {
+	rmat   *RMAT
+	items  int64 // destination node count of the bipartite type; 0 for R-MAT
+	srcOff int64 // homogeneous offsets of the endpoint types
+	dstOff int64
+	seed   uint64
+}
+
+func (g *genSource) edge(e int64) (u, v int64) {
+	u, v = g.rmat.Edge(e)
+	if g.items > 0 {
+		v = int64(mix64(g.seed^0x6974656d^uint64(e)*0x9e3779b97f4a7c15) % uint64(g.items))
+	}
+	return u, v
+}
+
+// Generate writes the graph of spec to dir in the chunked format, every
+// rank of c writing its chunks: chunk k of every array goes to rank
+// k*P/Chunks. Edge k of a type is generated from (seed, type, k) alone, so
+// the files do not depend on the number of ranks. It is collective.
+func Generate(c *collective.Comm, spec GenSpec, dir string, progress func(done, total int64)) (*GenResult, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	meta := spec.Meta()
+	if err := os.MkdirAll(filepath.Join(dir, "edges"), 0o755); err != nil {
+		return nil, fmt.Errorf("graphio: %w", err)
+	}
+	for _, nt := range meta.NodeTypes {
+		if spec.FeatDim > 0 || spec.Classes > 0 {
+			if err := os.MkdirAll(filepath.Join(dir, "node_data", nt), 0o755); err != nil {
+				return nil, fmt.Errorf("graphio: %w", err)
+			}
+		}
+	}
+	srcs := make([]*genSource, len(meta.EdgeTypes))
+	for t := range meta.EdgeTypes {
+		seed := mix64(spec.Seed + uint64(t)*0x51ed27)
+		r, err := NewRMAT(spec.Scale, spec.A, spec.B, spec.C, spec.Noise, seed, spec.Permute)
+		if err != nil {
+			return nil, err
+		}
+		srcs[t] = &genSource{rmat: r, seed: seed}
+		if t == 1 {
+			srcs[t].items = meta.NumNodes[1]
+			srcs[t].dstOff = meta.NumNodes[0]
+		}
+	}
+	chunkOwner := graph.EvenBook(int64(spec.Chunks), c.Size())
+	var sum Checksum
+	var bytes, done int64
+	myEdges := int64(0)
+	for k := int(chunkOwner.Bounds[c.Rank()]); k < int(chunkOwner.Bounds[c.Rank()+1]); k++ {
+		for t := range meta.EdgeTypes {
+			myEdges += graph.EvenBook(meta.NumEdges[t], spec.Chunks).Size(k)
+		}
+	}
+	for k := int(chunkOwner.Bounds[c.Rank()]); k < int(chunkOwner.Bounds[c.Rank()+1]); k++ {
+		for t, et := range meta.EdgeTypes {
+			lo, hi := graph.EvenBook(meta.NumEdges[t], spec.Chunks).Range(k)
+			path := filepath.Join(dir, edgeChunkPath(et, k, spec.Format))
+			n, err := writeEdgeChunk(path, spec.Format, srcs[t], lo, hi, &sum, int16(t), func(d int64) {
+				done += d
+				if progress != nil {
+					progress(done, myEdges)
+				}
+			})
+			if err != nil {
+				return nil, err
+			}
+			bytes += n
+		}
+		for t, nt := range meta.NodeTypes {
+			lo, hi := graph.EvenBook(meta.NumNodes[t], spec.Chunks).Range(k)
+			n, err := writeNodeChunk(dir, spec, nt, t, k, lo, hi)
+			if err != nil {
+				return nil, err
+			}
+			bytes += n
+		}
+	}
+	total, err := sum.Total(c)
+	if err != nil {
+		return nil, err
+	}
+	allBytes, err := collective.Sum(c, bytes) // also: every chunk is written
+	if err != nil {
+		return nil, err
+	}
+	res := &GenResult{Meta: meta, Checksum: total, Bytes: allBytes, Path: filepath.Join(dir, "metadata.json")}
+	var werr string
+	if c.Rank() == 0 {
+		if err := WriteMetadata(res.Path, genMetadata(spec, meta)); err != nil {
+			werr = err.Error()
+		}
+	}
+	msg, err := collective.Bcast(c, []byte(werr), 0)
+	if err != nil {
+		return nil, err
+	}
+	if len(msg) > 0 {
+		return nil, fmt.Errorf("%s", msg)
+	}
+	return res, nil
+}
+
+// edgeChunkPath names chunk k of an edge type, relative to the graph's
+// directory.
+func edgeChunkPath(et graph.EdgeType, k int, format string) string {
+	return filepath.Join("edges", fmt.Sprintf("%s__%s__%s-%d.%s", et.Src, et.Rel, et.Dst, k, fileExt(format)))
+}
+
+func nodeChunkPath(nt, name string, k int, format string) string {
+	return filepath.Join("node_data", nt, fmt.Sprintf("%s-%d.%s", name, k, fileExt(format)))
+}
+
+func fileExt(format string) string {
+	switch format {
+	case FormatCSV:
+		return "csv"
+	case FormatParquet:
+		return "parquet"
+	}
+	return "npy"
+}
+
+// genMetadata returns the metadata.json of a generated graph, with both the
+// per-type and the per-chunk counts.
+func genMetadata(spec GenSpec, meta graph.Meta) *Metadata {
+	md := &Metadata{GraphName: meta.Name, NodeType: meta.NodeTypes, NumNodesPerType: meta.NumNodes,
+		Edges: map[string]ChunkSpec{}, NodeData: map[string]map[string]ChunkSpec{}, EdgeData: map[string]map[string]ChunkSpec{}}
+	for t := range meta.NodeTypes {
+		md.NumNodesPerChunk = append(md.NumNodesPerChunk, chunkCounts(meta.NumNodes[t], spec.Chunks))
+	}
+	edgeFormat := Format{Name: spec.Format}
+	if spec.Format == FormatCSV {
+		edgeFormat.Delimiter = " "
+	}
+	for t, et := range meta.EdgeTypes {
+		md.EdgeType = append(md.EdgeType, et.String())
+		md.NumEdgesPerType = append(md.NumEdgesPerType, meta.NumEdges[t])
+		md.NumEdgesPerChunk = append(md.NumEdgesPerChunk, chunkCounts(meta.NumEdges[t], spec.Chunks))
+		s := ChunkSpec{Format: edgeFormat}
+		for k := range spec.Chunks {
+			s.Data = append(s.Data, edgeChunkPath(et, k, spec.Format))
+		}
+		md.Edges[et.String()] = s
+	}
+	dataFormat := nodeDataFormat(spec.Format)
+	for t, nt := range meta.NodeTypes {
+		specs := map[string]ChunkSpec{}
+		for _, name := range genArrays(spec, t) {
+			s := ChunkSpec{Format: Format{Name: dataFormat}}
+			for k := range spec.Chunks {
+				s.Data = append(s.Data, nodeChunkPath(nt, name, k, dataFormat))
+			}
+			specs[name] = s
+		}
+		if len(specs) > 0 {
+			md.NodeData[nt] = specs
+		}
+	}
+	return md
+}
+
+// nodeDataFormat is the format of node data: Parquet for a Parquet graph,
+// NumPy otherwise (as DGL's tools write CSV edges with NumPy features).
+func nodeDataFormat(edgeFormat string) string {
+	if edgeFormat == FormatParquet {
+		return FormatParquet
+	}
+	return FormatNumPy
+}
+
+func chunkCounts(n int64, chunks int) []int64 {
+	b := graph.EvenBook(n, chunks)
+	out := make([]int64, chunks)
+	for k := range out {
+		out[k] = b.Size(k)
+	}
+	return out
+}
+
+// genArrays lists the node arrays of node type t.
+func genArrays(spec GenSpec, t int) []string {
+	var out []string
+	if spec.FeatDim > 0 {
+		out = append(out, "feat")
+	}
+	if spec.Classes > 0 && t == 0 {
+		out = append(out, "label", "train_mask", "val_mask", "test_mask")
+	}
+	return out
+}
+
+// chunkFile is a file written under a temporary name and renamed into
+// place on Close.
+type chunkFile struct {
+	f    *os.File
+	w    *bufio.Writer
+	path string
+	n    int64
+}
+
+func createChunkFile(path string) (*chunkFile, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return nil, fmt.Errorf("graphio: %w", err)
+	}
+	return &chunkFile{f: f, w: bufio.NewWriterSize(f, 1<<20), path: path}, nil
+}
+
+func (cf *chunkFile) Write(p []byte) (int, error) {
+	n, err := cf.w.Write(p)
+	cf.n += int64(n)
+	return n, err
+}
+
+func (cf *chunkFile) Close() error {
+	err := cf.w.Flush()
+	if cerr := cf.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(cf.f.Name(), cf.path)
+	}
+	if err != nil {
+		os.Remove(cf.f.Name())
+		return fmt.Errorf("graphio: %s: %w", cf.path, err)
+	}
+	return nil
+}
+
+func (cf *chunkFile) Abort() {
+	cf.f.Close()
+	os.Remove(cf.f.Name())
+}
+
+// genBlock is how many edges are generated between writes.
+const genBlock = 1 << 16
+
+// writeEdgeChunk writes type-wise edges [lo, hi) and returns the file's
+// size. CSV and NumPy chunks hold type-wise node IDs, as DGL expects.
+func writeEdgeChunk(path, format string, g *genSource, lo, hi int64, sum *Checksum, t int16, step func(int64)) (int64, error) {
+	ids := make([]int64, 0, 2*genBlock)
+	var w interface {
+		Write([]byte) (int, error)
+		Close() error
+		Abort()
+	}
+	var err error
+	switch format {
+	case FormatCSV:
+		w, err = createChunkFile(path)
+	case FormatNumPy:
+		w, err = CreateNpy(path, graph.Int64, hi-lo, 2)
+	case FormatParquet:
+		w, err = CreateParquet(path, graph.Int64, hi-lo, 2)
+	}
+	if err != nil {
+		return 0, err
+	}
+	line := make([]byte, 0, 48*genBlock)
+	for b := lo; b < hi; b += genBlock {
+		ids = ids[:0]
+		for e := b; e < min(b+genBlock, hi); e++ {
+			u, v := g.edge(e)
+			ids = append(ids, u, v)
+			sum.Add(EdgeHash(t, u+g.srcOff, v+g.dstOff))
+		}
+		var p []byte
+		if format == FormatCSV {
+			line = line[:0]
+			for i := 0; i < len(ids); i += 2 {
+				line = strconv.AppendInt(line, ids[i], 10)
+				line = append(line, ' ')
+				line = strconv.AppendInt(line, ids[i+1], 10)
+				line = append(line, '\n')
+			}
+			p = line
+		} else {
+			p = graph.AsBytes(ids)
+		}
+		if _, err := w.Write(p); err != nil {
+			w.Abort()
+			return 0, err
+		}
+		step(int64(len(ids) / 2))
+	}
+	if err := w.Close(); err != nil {
+		return 0, err
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0, fmt.Errorf("graphio: %w", err)
+	}
+	return st.Size(), nil
+}
+
+// Node data values are functions of (seed, node type, node, column).
+func genFeat(seed uint64, t, j int, n int64) float32 {
+	h := mix64(seed ^ 0x66656174 ^ uint64(t)<<56 ^ uint64(n)*0x9e3779b97f4a7c15 ^ uint64(j)*0xc2b2ae3d27d4eb4f)
+	return float32(2*unitFloat(h) - 1)
+}
+
+func genLabel(seed uint64, classes int, n int64) int64 {
+	return int64(mix64(seed^0x6c6162656c^uint64(n)*0x9e3779b97f4a7c15) % uint64(classes))
+}
+
+// genSplit puts 60% of the nodes in training, 20% in validation, 20% in
+// test.
+func genSplit(seed uint64, n int64) int {
+	u := unitFloat(mix64(seed ^ 0x73706c6974 ^ uint64(n)*0x9e3779b97f4a7c15))
+	switch {
+	case u < 0.6:
+		return 0
+	case u < 0.8:
+		return 1
+	}
+	return 2
+}
+
+// writeNodeChunk writes chunk k (nodes [lo, hi)) of every array of node
+// type t.
+func writeNodeChunk(dir string, spec GenSpec, nt string, t, k int, lo, hi int64) (int64, error) {
+	format := nodeDataFormat(spec.Format)
+	var total int64
+	for _, name := range genArrays(spec, t) {
+		var ten *graph.Tensor
+		switch {
+		case name == "feat":
+			d := spec.FeatDim
+			f := make([]float32, (hi-lo)*int64(d))
+			for i := range hi - lo {
+				for j := range d {
+					f[i*int64(d)+int64(j)] = genFeat(spec.Seed, t, j, lo+i)
+				}
+			}
+			ten = graph.TensorOf(f, d)
+		case name == "label":
+			l := make([]int64, hi-lo)
+			for i := range l {
+				l[i] = genLabel(spec.Seed, spec.Classes, lo+int64(i))
+			}
+			ten = graph.TensorOf(l, 0)
+		default:
+			which := map[string]int{"train_mask": 0, "val_mask": 1, "test_mask": 2}[name]
+			m := make([]bool, hi-lo)
+			for i := range m {
+				m[i] = genSplit(spec.Seed, lo+int64(i)) == which
+			}
+			ten = graph.TensorOf(m, 0)
+		}
+		path := filepath.Join(dir, nodeChunkPath(nt, name, k, format))
+		var err error
+		if format == FormatParquet {
+			err = WriteParquet(path, ten)
+		} else {
+			err = WriteNpy(path, ten)
+		}
+		if err != nil {
+			return 0, err
+		}
+		st, err := os.Stat(path)
+		if err != nil {
+			return 0, fmt.Errorf("graphio: %w", err)
+		}
+		total += st.Size()
+	}
+	return total, nil
+}
