@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"gnnrun/collective"
+	"gnnrun/launch"
 	"gnnrun/rank"
 )
 
@@ -15,20 +16,63 @@ func init() {
 		summary: "print the world as every rank sees it",
 		usage:   "info",
 		help: `Prints one line per rank, in rank order: rank, world size, host, local
-rank and local size on its host, the MPI thread level, the MPI library and
-the GPUs the rank is bound to. Use it to check a hostfile or a Slurm
-allocation before a long job.`,
+rank and local size on its host (from the node-local communicator), the
+local rank and size the launcher announced (OpenMPI's, MPICH's or Slurm's
+variables; "-" when none did), pid, the MPI thread level, the MPI library,
+and the GPU the rank is bound to with the reason.
+
+GPU binding happens at start-up for every command: with CUDA_VISIBLE_DEVICES
+unset, local rank r gets GPU r mod N of its host's N GPUs. GNNRUN_GPU_BIND
+(auto, split, off) and GNNRUN_GPU_COUNT steer it; see launch.BindGPU.
+
+Use it to check a hostfile or a Slurm allocation before a long job.`,
 		run: runInfo,
 	})
+}
+
+// placement is how this rank was placed at start-up: the local rank its
+// launcher announced (or the node-local communicator's) and the GPU binding
+// made from it. bindGPU fills it before any command runs.
+var placement struct {
+	local   launch.Local
+	fromEnv bool
+	gpu     launch.Binding
+}
+
+// bindGPU binds this rank to one GPU of its host by its local rank, before
+// anything initialises CUDA. The local rank comes from the launcher's
+// environment and, when no launcher announced it, from the node-local
+// communicator. That fallback is collective; every rank of one job takes it
+// or none does, because they share one launcher.
+func bindGPU(world rank.Comm) error {
+	local, ok, err := launch.EnvLocal()
+	if err != nil {
+		return err
+	}
+	placement.fromEnv = ok
+	if !ok {
+		node, err := world.SplitShared()
+		if err != nil {
+			return err
+		}
+		local = launch.Local{Rank: node.Rank(), Size: node.Size(), Source: "node communicator"}
+		if err := node.Free(); err != nil {
+			return err
+		}
+	}
+	placement.local = local
+	placement.gpu, err = launch.BindGPU(local)
+	return err
 }
 
 type rankInfo struct {
 	Rank, Size           int
 	Host                 string
 	LocalRank, LocalSize int
+	Launcher             string
 	Thread, Library      string
 	PID                  int
-	GPUs                 string
+	GPU                  string
 }
 
 func runInfo(e *env, _ []string) error {
@@ -41,14 +85,16 @@ func runInfo(e *env, _ []string) error {
 	if err != nil {
 		return err
 	}
-	gpus, ok := os.LookupEnv("CUDA_VISIBLE_DEVICES")
-	if !ok {
-		gpus = "-"
+	launcher := "-"
+	if placement.fromEnv {
+		l := placement.local
+		launcher = fmt.Sprintf("%d/%d:%s", l.Rank, l.Size, l.Source)
 	}
 	me := rankInfo{
 		Rank: e.comm.Rank(), Size: e.comm.Size(), Host: e.comm.Host(),
-		LocalRank: node.Rank(), LocalSize: node.Size(),
-		Thread: rank.ThreadLevel(), Library: rank.LibraryVersion(), PID: os.Getpid(), GPUs: gpus,
+		LocalRank: node.Rank(), LocalSize: node.Size(), Launcher: launcher,
+		Thread: rank.ThreadLevel(), Library: rank.LibraryVersion(), PID: os.Getpid(),
+		GPU: placement.gpu.String(),
 	}
 	blob, err := json.Marshal(me)
 	if err != nil {
@@ -59,7 +105,8 @@ func runInfo(e *env, _ []string) error {
 		return err
 	}
 	e.printf("world: %d ranks on %d hosts\n", e.comm.Size(), hosts)
-	e.printf("%-5s %-5s %-16s %-6s %-6s %-8s %-20s %-22s %s\n", "rank", "size", "host", "local", "lsize", "pid", "thread", "mpi", "gpus")
+	const row = "%-5v %-5v %-16v %-6v %-6v %-16v %-8v %-20v %-22v %v\n"
+	e.printf(row, "rank", "size", "host", "local", "lsize", "launcher", "pid", "thread", "mpi", "gpu")
 	off := 0
 	for _, n := range counts {
 		var ri rankInfo
@@ -67,7 +114,7 @@ func runInfo(e *env, _ []string) error {
 			return fmt.Errorf("info: %w", err)
 		}
 		off += n
-		e.printf("%-5d %-5d %-16s %-6d %-6d %-8d %-20s %-22s %s\n", ri.Rank, ri.Size, ri.Host, ri.LocalRank, ri.LocalSize, ri.PID, ri.Thread, ri.Library, ri.GPUs)
+		e.printf(row, ri.Rank, ri.Size, ri.Host, ri.LocalRank, ri.LocalSize, ri.Launcher, ri.PID, ri.Thread, ri.Library, ri.GPU)
 	}
 	return nil
 }

@@ -76,6 +76,9 @@ func run(args []string) int {
 		return 1
 	}
 	defer guard(world)
+	if err := bindGPU(world); err != nil {
+		fail(world, err)
+	}
 	e, err := newEnv(world, c.name, common)
 	if err != nil {
 		fail(world, err)
