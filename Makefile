@@ -9,7 +9,7 @@ MPIRUN_FLAGS := --oversubscribe $(if $(filter 0,$(shell id -u)),--allow-run-as-r
 MPIRUN := mpirun $(MPIRUN_FLAGS)
 export OMPI_MCA_btl ?= self,vader,tcp
 
-.PHONY: all deps build test unit integration demo bench lint clean
+.PHONY: all deps build test unit test-launchers demo bench lint clean
 
 all: build
 
@@ -37,12 +37,34 @@ test: build
 unit:
 	$(GO) test -count=1 -short ./...
 
-demo: build
-	$(MPIRUN) -np $(NP) $(BIN) info
-	$(MPIRUN) -np $(NP) $(BIN) selftest
+# test-launchers runs only the real-launcher tests (root; they skip elsewhere):
+# a one-node Slurm running launch/gnnrun.sbatch with mpirun and with srun
+# --mpi=pmix, and mpirun --hostfile over three network-namespace hosts.
+test-launchers: build
+	$(GO) test -count=1 -timeout 15m -run 'TestLaunchers' -v ./cmd/gnnrun
 
+# demo runs the main job on an embedded default: an R-MAT graph of 2^14
+# nodes with features, labels and masks, generated, checked and partitioned
+# into NP parts balanced on nodes, training nodes and edges, on NP ranks.
+DEMO := out/demo
+demo: build
+	rm -rf $(DEMO) && mkdir -p $(DEMO)
+	$(MPIRUN) -np $(NP) $(BIN) info
+	$(MPIRUN) -np $(NP) $(BIN) gen --scale 14 --feat-dim 16 --classes 4 --seed 1 --out $(DEMO)/graph
+	$(MPIRUN) -np $(NP) $(BIN) ingest-check --in $(DEMO)/graph
+	$(MPIRUN) -np $(NP) $(BIN) partition --in $(DEMO)/graph --parts $(NP) --balance nodes,train,edges \
+		--out $(DEMO)/assignment --report $(DEMO)/partition-report.json
+	$(MPIRUN) -np $(NP) $(BIN) selftest
+	@echo "demo: outputs in $(DEMO)/"
+
+# bench runs the benchmark programs; results go to bench/results/.
 bench: build
-	$(GO) test -run '^$$' -bench . -benchtime 3x ./collective/
+	$(GO) build -o bin/bench-alltoall ./bench/alltoall
+	rm -f bench/results/alltoall.csv
+	$(MPIRUN) -np 2 bin/bench-alltoall -out bench/results/alltoall.csv
+	$(MPIRUN) -np 4 bin/bench-alltoall -out bench/results/alltoall.csv
+	$(GO) run ./bench/pack -data pack/testdata -out bench/results -reps 3
+	$(GO) run ./bench/ingest --scale 22
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -19,6 +19,10 @@ type Options struct {
 	// Tries is how many seeded initial partitions to compute; the best
 	// balanced cut wins. Default 4.
 	Tries int
+	// Threads bounds the goroutines the serial partitioner runs at once
+	// (the halves of a recursive bisection are independent); 0 means
+	// GOMAXPROCS. The partition does not depend on it.
+	Threads int
 }
 
 // normalized returns o with defaults filled in and validated for a graph
@@ -71,6 +75,9 @@ func (o Options) normalized(n, ncon int) (Options, error) {
 	}
 	if o.Tries == 0 {
 		o.Tries = 4
+	}
+	if o.Threads < 0 {
+		return o, fmt.Errorf("parmetis: threads must not be negative, got %d", o.Threads)
 	}
 	if o.Tries < 1 {
 		return o, fmt.Errorf("parmetis: tries must be at least 1, got %d", o.Tries)

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 
@@ -22,6 +23,7 @@ type commonFlags struct {
 	report     string
 	maxMessage int
 	wireZstd   int
+	cpuProfile string
 }
 
 func (f *commonFlags) register(fs *pflag.FlagSet) {
@@ -29,6 +31,7 @@ func (f *commonFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.report, "report", "", "write per-stage wall time, bytes sent/received and peak RSS of every rank to this JSON file")
 	fs.IntVar(&f.maxMessage, "max-message", collective.DefaultMaxMessage, "largest message to one peer in bytes; bigger payloads go in rounds")
 	fs.IntVar(&f.wireZstd, "wire-zstd", 0, "compress messages between ranks of at least this many bytes with zstd (0: off)")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of each rank to PREFIX.<rank> (for go tool pprof)")
 }
 
 // env is what a command runs with: the world, logging, stage recording,
@@ -65,6 +68,23 @@ func (e *env) printf(format string, args ...any) { fmt.Fprintf(e.out, format, ar
 func (e *env) stage(name string) func() {
 	e.log.Debug("stage start", "stage", name)
 	return e.rec.Stage(name)
+}
+
+// startProfile starts the CPU profile asked for with --cpuprofile and
+// returns the function that stops it.
+func (e *env) startProfile() (func(), error) {
+	if e.flags.cpuProfile == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(fmt.Sprintf("%s.%d", e.flags.cpuProfile, e.comm.Rank()))
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // finish writes the report if one was asked for; it is collective.

@@ -86,9 +86,14 @@ func run(args []string) int {
 	if err := e.faultPoint("start"); err != nil {
 		fail(world, err)
 	}
+	stop, err := e.startProfile()
+	if err != nil {
+		fail(world, err)
+	}
 	if err := c.run(e, fs.Args()); err != nil {
 		fail(world, fmt.Errorf("%s: %w", c.name, err))
 	}
+	stop()
 	if err := e.finish(); err != nil {
 		fail(world, err)
 	}

@@ -1,0 +1,238 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"gnnrun/graphio"
+)
+
+// plantedGraph writes an edge list of k blocks of b nodes, each node linked
+// to a few others of its block, and `links` edges between blocks; node IDs
+// are scrambled. It returns the path and the block of every node.
+func plantedGraph(t *testing.T, dir string, k, b, links int) (string, []int) {
+	t.Helper()
+	n := k * b
+	id := make([]int, n) // block-order index -> node ID
+	for i := range id {
+		id[i] = (i*7919 + 13) % n // 7919 is prime and does not divide n
+	}
+	block := make([]int, n)
+	var sb strings.Builder
+	for blk := range k {
+		for v := range b {
+			block[id[blk*b+v]] = blk
+			for _, d := range []int{1, 2, 5} {
+				fmt.Fprintf(&sb, "%d %d\n", id[blk*b+v], id[blk*b+(v+d)%b])
+			}
+		}
+	}
+	for l := range links {
+		blk := l % k
+		fmt.Fprintf(&sb, "%d %d\n", id[blk*b+(l*31)%b], id[((blk+1)%k)*b+(l*17)%b])
+	}
+	path := filepath.Join(dir, "planted.txt")
+	if err := os.WriteFile(path, []byte(sb.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, block
+}
+
+func readParts(t *testing.T, path string) []int {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, f := range strings.Fields(string(raw)) {
+		p, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// TestPartitionFindsPlantedBlocks runs the binary alone and on 1, 2 and 4
+// ranks; every run must put each block in one part (the planted cut), and
+// reruns must write identical files.
+func TestPartitionFindsPlantedBlocks(t *testing.T) {
+	dir := t.TempDir()
+	in, block := plantedGraph(t, dir, 4, 300, 20)
+	for _, np := range []int{0, 1, 2, 4} {
+		for _, method := range []string{"kway", "rb"} {
+			out := filepath.Join(dir, fmt.Sprintf("out-%d-%s", np, method))
+			r := mustRun(t, np, "partition", "--in", in, "--parts", "4", "--out", out, "--method", method, "--max-replicated", "3000")
+			if !strings.Contains(r.stdout, "cut 20;") {
+				t.Errorf("np=%d %s: planted cut is 20: %s", np, method, r.stdout)
+			}
+			parts := readParts(t, filepath.Join(out, "planted.part"))
+			if len(parts) != len(block) {
+				t.Fatalf("np=%d: %d lines for %d nodes", np, len(parts), len(block))
+			}
+			where := map[int]int{}
+			for v, p := range parts {
+				if q, ok := where[block[v]]; ok && q != p {
+					t.Fatalf("np=%d %s: block %d split over parts %d and %d", np, method, block[v], q, p)
+				}
+				where[block[v]] = p
+			}
+			if len(where) != 4 {
+				t.Fatalf("np=%d %s: blocks share parts: %v", np, method, where)
+			}
+		}
+	}
+	again := filepath.Join(dir, "again")
+	mustRun(t, 2, "partition", "--in", in, "--parts", "4", "--out", again, "--method", "kway", "--max-replicated", "3000")
+	a, _ := os.ReadFile(filepath.Join(dir, "out-2-kway", "planted.part"))
+	b, _ := os.ReadFile(filepath.Join(again, "planted.part"))
+	if !bytes.Equal(a, b) {
+		t.Fatal("two runs with the same seed and rank count wrote different partitions")
+	}
+}
+
+// writeMaskedGraph writes a chunked graph whose training nodes all sit in
+// the first quarter of a ring-with-chords, so balancing nodes alone would
+// put most training nodes in one part.
+func writeMaskedGraph(t *testing.T, dir string, n int, badMask bool) string {
+	t.Helper()
+	var src, dst []int64
+	for v := range n {
+		for _, d := range []int{1, 3, 17} {
+			src, dst = append(src, int64(v)), append(dst, int64((v+d)%n))
+		}
+	}
+	edges := make([]int64, 0, 2*len(src))
+	for i := range src {
+		edges = append(edges, src[i], dst[i])
+	}
+	if err := graphio.WriteNpySlice(filepath.Join(dir, "edges.npy"), edges, int64(len(src)), 2); err != nil {
+		t.Fatal(err)
+	}
+	rows := n
+	if badMask {
+		rows = n - 3
+	}
+	mask := make([]bool, rows)
+	for v := range n / 4 {
+		mask[v] = true
+	}
+	if err := graphio.WriteNpySlice(filepath.Join(dir, "train_mask.npy"), mask, int64(rows)); err != nil {
+		t.Fatal(err)
+	}
+	m := &graphio.Metadata{
+		GraphName: "masked", NodeType: []string{"_N"}, NumNodesPerType: []int64{int64(n)},
+		EdgeType: []string{"_N:_E:_N"}, NumEdgesPerType: []int64{int64(len(src))},
+		Edges:    map[string]graphio.ChunkSpec{"_N:_E:_N": {Format: graphio.Format{Name: "numpy"}, Data: []string{"edges.npy"}}},
+		NodeData: map[string]map[string]graphio.ChunkSpec{"_N": {"train_mask": {Format: graphio.Format{Name: "numpy"}, Data: []string{"train_mask.npy"}}}},
+	}
+	path := filepath.Join(dir, "metadata.json")
+	if err := graphio.WriteMetadata(path, m); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestPartitionMultiConstraint balances nodes, training nodes and edges at
+// once; every constraint must end within 1.03, and the cut is logged next
+// to the cut of balancing nodes alone.
+func TestPartitionMultiConstraint(t *testing.T) {
+	dir := t.TempDir()
+	in := writeMaskedGraph(t, dir, 4000, false)
+	cuts := map[string]int64{}
+	for _, balance := range []string{"nodes", "nodes,train,edges"} {
+		rep := filepath.Join(dir, "report-"+balance+".json")
+		mustRun(t, 2, "partition", "--in", in, "--parts", "4", "--out", filepath.Join(dir, balance), "--balance", balance, "--report", rep)
+		var r struct {
+			Results struct {
+				Cut         int64     `json:"cut"`
+				Imbalance   []float64 `json:"imbalance"`
+				Constraints []string  `json:"constraints"`
+			} `json:"results"`
+		}
+		raw, err := os.ReadFile(rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(raw, &r); err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Results.Imbalance) != strings.Count(balance, ",")+1 {
+			t.Fatalf("%s: imbalance %v for constraints %v", balance, r.Results.Imbalance, r.Results.Constraints)
+		}
+		for i, x := range r.Results.Imbalance {
+			if x > 1.03+1e-9 {
+				t.Errorf("%s: constraint %s imbalance %.4f above 1.03", balance, r.Results.Constraints[i], x)
+			}
+		}
+		cuts[balance] = r.Results.Cut
+	}
+	t.Logf("cut balancing nodes only: %d; nodes + train + edges: %d", cuts["nodes"], cuts["nodes,train,edges"])
+}
+
+// TestPartitionBadInput checks that each bad input ends a 4-rank job with a
+// clear message and a non-zero exit within seconds.
+func TestPartitionBadInput(t *testing.T) {
+	dir := t.TempDir()
+	in, _ := plantedGraph(t, dir, 2, 10, 2)
+	neg := filepath.Join(dir, "neg.txt")
+	os.WriteFile(neg, []byte("0 1 1\n1 2 -3\n2 0 1\n"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "bad"), 0o755)
+	badMask := writeMaskedGraph(t, filepath.Join(dir, "bad"), 100, true)
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"zero parts", []string{"--in", in, "--parts", "0"}, "--parts must be at least 1"},
+		{"more parts than nodes", []string{"--in", in, "--parts", "21"}, "exceeds the 20 nodes"},
+		{"imbalance not above 1", []string{"--in", in, "--parts", "2", "--imbalance", "1.0"}, "--imbalance must be above 1"},
+		{"negative weight", []string{"--in", neg, "--parts", "2"}, "negative weight"},
+		{"mask of wrong length", []string{"--in", badMask, "--parts", "2", "--balance", "nodes,train"}, "train_mask"},
+		{"unknown constraint", []string{"--in", in, "--parts", "2", "--balance", "nodes,colour"}, `unknown constraint "colour"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"partition", "--out", filepath.Join(dir, "out-"+strings.ReplaceAll(c.name, " ", "-"))}, c.args...)
+			r := runGnnrun(t, 4, time.Minute, nil, args...)
+			if r.err == nil {
+				t.Fatalf("exit 0 for bad input: %v", r)
+			}
+			if r.elapsed > 15*time.Second {
+				t.Errorf("took %v to fail", r.elapsed)
+			}
+			if !strings.Contains(r.stderr, c.want) {
+				t.Fatalf("stderr lacks %q: %v", c.want, r)
+			}
+		})
+	}
+}
+
+// TestPartitionRandomAndHierarchy checks the baseline and the two-level
+// mode: the random cut must be far above the planted one, and a 2x2
+// hierarchy must keep the planted blocks whole.
+func TestPartitionRandomAndHierarchy(t *testing.T) {
+	dir := t.TempDir()
+	in, _ := plantedGraph(t, dir, 4, 200, 12)
+	r := mustRun(t, 2, "partition", "--in", in, "--parts", "4", "--out", filepath.Join(dir, "rand"), "--algo", "random")
+	if strings.Contains(r.stdout, "cut 12;") {
+		t.Fatalf("random partition found the planted cut: %s", r.stdout)
+	}
+	r = mustRun(t, 4, "partition", "--in", in, "--parts", "4", "--out", filepath.Join(dir, "hier"), "--hierarchy", "2x2")
+	if !strings.Contains(r.stdout, "cut 12;") {
+		t.Fatalf("hierarchical partition missed the planted cut: %s", r.stdout)
+	}
+	r = runGnnrun(t, 0, time.Minute, nil, "partition", "--in", in, "--parts", "4", "--out", filepath.Join(dir, "hier"), "--hierarchy", "2x2")
+	if r.err == nil || !strings.Contains(r.stderr, "--overwrite") {
+		t.Fatalf("an existing assignment was overwritten without --overwrite: %v", r)
+	}
+}

@@ -1,0 +1,110 @@
+package parmetis
+
+import (
+	"fmt"
+	"slices"
+)
+
+// balanceRounds bounds the rounds of the balancing phase; each round moves
+// every rank's share of the excess, so few are needed.
+const balanceRounds = 32
+
+// balance moves vertices out of parts above their bound, best gain first
+// (negative gains allowed), until every part is within its bounds for every
+// constraint. On the finest level (final) it fails if that cannot be done.
+func (r *refiner) balance(final bool) error {
+	for round := 0; round < balanceRounds && !r.pb.balanced(); round++ {
+		moved, err := r.settle(r.balanceMoves(), false)
+		if err != nil {
+			return err
+		}
+		if !moved {
+			break
+		}
+	}
+	if final && !r.pb.balanced() {
+		return fmt.Errorf("parmetis: could not balance the parts within %v: part weights %v, bounds %v", r.ctl.o.Imbalance, r.pb.w, r.pb.max)
+	}
+	return nil
+}
+
+// balanceMoves picks this rank's moves out of overweight parts: it owes
+// each such part its share of the excess, in proportion to the part's
+// weight it holds, and pays it with the moves that lose the least cut.
+func (r *refiner) balanceMoves() []move {
+	g, pb := r.g, r.pb
+	k, nc := pb.k, g.NCon
+	mine := make([]int64, k*nc)
+	for v := range g.NLocal() {
+		for c := range nc {
+			mine[int(r.full[v])*nc+c] += g.Vwgt[v*nc+c]
+		}
+	}
+	owe := make([]float64, k*nc)
+	for i, w := range pb.w {
+		if ex := float64(w) - pb.max[i]; ex > 0 && w > 0 {
+			owe[i] = ex * float64(mine[i]) / float64(w)
+		}
+	}
+	w := slices.Clone(pb.w)
+	var cands []move
+	for v := range int32(g.NLocal()) {
+		a := r.full[v]
+		if !r.helps(owe, a, v) {
+			continue
+		}
+		if b, gain := r.bestTarget(w, v, a); b >= 0 {
+			cands = append(cands, move{v, a, b, gain})
+		}
+	}
+	slices.SortStableFunc(cands, func(x, y move) int { return int(y.gain - x.gain) })
+	var moves []move
+	for _, m := range cands {
+		vw := g.Vwgt[int(m.v)*nc : int(m.v+1)*nc]
+		if !r.helps(owe, m.from, m.v) || !pb.fits(w, int(m.to), vw) || pb.over(w, int(m.to)) > 0 {
+			continue
+		}
+		r.apply(w, m)
+		for c := range nc {
+			owe[int(m.from)*nc+c] -= float64(vw[c])
+		}
+		moves = append(moves, m)
+	}
+	return moves
+}
+
+// helps reports whether moving v out of part a reduces a constraint in
+// which a still owes weight.
+func (r *refiner) helps(owe []float64, a, v int32) bool {
+	nc := r.g.NCon
+	for c := range nc {
+		if owe[int(a)*nc+c] > 0 && r.g.Vwgt[int(v)*nc+c] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// bestTarget returns the part v should move to from a: the neighbouring
+// part with the strongest connection that has room, else the least loaded
+// part with room; and the gain of the move.
+func (r *refiner) bestTarget(w []int64, v, a int32) (int32, int64) {
+	pb, nc := r.pb, r.g.NCon
+	vw := r.g.Vwgt[int(v)*nc : int(v+1)*nc]
+	parts := r.connectivity(v)
+	best := int32(-1)
+	for _, b := range parts {
+		if b != a && pb.fits(w, int(b), vw) && (best < 0 || r.conn[b] > r.conn[best]) {
+			best = b
+		}
+	}
+	if best >= 0 {
+		return best, r.conn[best] - r.conn[a]
+	}
+	for b := range int32(pb.k) {
+		if b != a && pb.fits(w, int(b), vw) && (best < 0 || pb.load(w, int(b), nil, 0) < pb.load(w, int(best), nil, 0)) {
+			best = b
+		}
+	}
+	return best, -r.conn[a]
+}

@@ -1,0 +1,274 @@
+package parmetis
+
+import (
+	"fmt"
+
+	"gnnrun/collective"
+	"gnnrun/graph"
+)
+
+// Input is one rank's share of the edges of the graph to partition, in
+// global vertex IDs 0 <= id < N. Any rank may hold any edges.
+type Input struct {
+	N        int64
+	Src, Dst []int64
+	// Weight of each edge; nil means 1. Negative weights are an error;
+	// zero-weight edges are dropped.
+	Weight []int64
+	// Symmetric says the edges already list both directions of every
+	// undirected edge (a METIS file); otherwise each edge is added in both
+	// directions, so u->v and v->u in the input become one edge of weight 2.
+	Symmetric bool
+}
+
+// BuildStats counts what Build removed.
+type BuildStats struct {
+	SelfLoops   int64 // dropped
+	Parallel    int64 // arcs merged into an earlier arc with the same ends
+	ZeroWeights int64 // dropped
+}
+
+// buildArc is an arc on its way to the owner of From; In marks arcs whose
+// From is the head of an input edge, to count in-degrees.
+type buildArc struct {
+	From, To, W int64
+	In          int64
+}
+
+// Build assembles the distributed graph from every rank's share of the
+// input edges: it symmetrises, drops self loops and zero-weight edges,
+// merges parallel edges (summing weights) and spreads the vertices over the
+// ranks in contiguous ranges of about equal vertices + edges, so a hub does
+// not leave its rank with most of the edges. Vertex weights are 1 (one
+// constraint); see SetVertexWeights. It is collective.
+func Build(c *collective.Comm, in Input) (*DistGraph, BuildStats, error) {
+	var st BuildStats
+	if err := checkInput(c, in); err != nil {
+		return nil, st, err
+	}
+	even := graph.EvenBook(in.N, c.Size())
+	arcs, err := shipArcs(c, in, even)
+	if err != nil {
+		return nil, st, err
+	}
+	rows := mergeArcs(arcs, even.Bounds[c.Rank()], even.Size(c.Rank()), &st)
+	arcs = nil
+	if err := sumStats(c, &st); err != nil {
+		return nil, st, err
+	}
+	dist, err := balancedBook(c, rows, in.N)
+	if err != nil {
+		return nil, st, err
+	}
+	rows, err = moveRows(c, rows, even, dist)
+	if err != nil {
+		return nil, st, err
+	}
+	g, err := rows.toGraph(c, dist)
+	return g, st, err
+}
+
+func checkInput(c *collective.Comm, in Input) error {
+	if len(in.Src) != len(in.Dst) || (in.Weight != nil && len(in.Weight) != len(in.Src)) {
+		return fmt.Errorf("parmetis: %d sources, %d destinations, %d weights", len(in.Src), len(in.Dst), len(in.Weight))
+	}
+	var bad error
+	for i := range in.Src {
+		if s, d := in.Src[i], in.Dst[i]; s < 0 || s >= in.N || d < 0 || d >= in.N {
+			bad = fmt.Errorf("parmetis: edge %d (%d -> %d) of rank %d has an endpoint outside [0,%d)", i, s, d, c.Rank(), in.N)
+			break
+		}
+		if in.Weight != nil && in.Weight[i] < 0 {
+			bad = fmt.Errorf("parmetis: edge %d (%d -> %d) of rank %d has negative weight %d", i, in.Src[i], in.Dst[i], c.Rank(), in.Weight[i])
+			break
+		}
+	}
+	return bad
+}
+
+// shipArcs sends every arc to the owner of its tail under book and returns
+// the arcs received, by source.
+func shipArcs(c *collective.Comm, in Input, book graph.Book) ([][]buildArc, error) {
+	counts := make([]int, c.Size())
+	for i := range in.Src {
+		counts[book.Owner(in.Src[i])]++
+		if !in.Symmetric {
+			counts[book.Owner(in.Dst[i])]++
+		}
+	}
+	send := make([][]buildArc, c.Size())
+	for j, k := range counts {
+		send[j] = make([]buildArc, 0, k)
+	}
+	for i := range in.Src {
+		w := int64(1)
+		if in.Weight != nil {
+			w = in.Weight[i]
+		}
+		s, d := in.Src[i], in.Dst[i]
+		if in.Symmetric {
+			send[book.Owner(s)] = append(send[book.Owner(s)], buildArc{s, d, w, 1})
+			continue
+		}
+		send[book.Owner(s)] = append(send[book.Owner(s)], buildArc{s, d, w, 0})
+		send[book.Owner(d)] = append(send[book.Owner(d)], buildArc{d, s, w, 1})
+	}
+	return collective.Exchange(c, send)
+}
+
+// mergeArcs merges the arcs of the n vertices from lo into rows, dropping
+// self loops and zero weights and summing parallel arcs, and counts the
+// in-degrees the arcs mark.
+func mergeArcs(parts [][]buildArc, lo, n int64, st *BuildStats) rows {
+	indeg := make([]int64, n)
+	plain := make([][]arc, len(parts))
+	for i, p := range parts {
+		plain[i] = make([]arc, len(p))
+		for j, a := range p {
+			indeg[a.From-lo] += a.In
+			switch {
+			case a.From == a.To:
+				st.SelfLoops += a.In
+			case a.W == 0:
+				st.ZeroWeights += a.In
+			}
+			plain[i][j] = arc{a.From, a.To, a.W}
+		}
+		parts[i] = nil
+	}
+	r, merged := rowsFromArcs(lo, n, plain)
+	st.Parallel += merged
+	r.indeg = indeg
+	return r
+}
+
+func sumStats(c *collective.Comm, st *BuildStats) error {
+	tot, err := collective.Allreduce(c, []int64{st.SelfLoops, st.Parallel, st.ZeroWeights}, 0)
+	if err != nil {
+		return err
+	}
+	st.SelfLoops, st.Parallel, st.ZeroWeights = tot[0], tot[1], tot[2]
+	return nil
+}
+
+// balancedBook splits [0, n) into contiguous ranges of about equal weight,
+// a vertex weighing 1 + its degree, with at least one vertex per rank when
+// there are enough.
+func balancedBook(c *collective.Comm, r rows, n int64) (graph.Book, error) {
+	nl := int64(len(r.xadj) - 1)
+	mine := nl + r.xadj[nl]
+	before, total, err := collective.Offset(c, mine)
+	if err != nil {
+		return graph.Book{}, err
+	}
+	p := int64(c.Size())
+	// Split point k (1..p-1) is the first vertex whose prefix weight reaches
+	// k*total/p; each rank reports the ones that fall in its range.
+	var cuts []int64
+	acc := before
+	k := (before*p + total - 1) / max(total, 1) // first k with k*total/p >= before
+	k = max(k, 1)
+	for v := int64(0); v < nl && k < p; v++ {
+		for k < p && acc >= k*total/p {
+			cuts = append(cuts, k, r.lo+v)
+			k++
+		}
+		acc += 1 + r.xadj[v+1] - r.xadj[v]
+	}
+	all, _, err := collective.Allgatherv(c, cuts)
+	if err != nil {
+		return graph.Book{}, err
+	}
+	b := graph.Book{Bounds: make([]int64, p+1)}
+	for i := range b.Bounds {
+		b.Bounds[i] = n
+	}
+	b.Bounds[0] = 0
+	for i := 0; i+1 < len(all); i += 2 {
+		b.Bounds[all[i]] = min(b.Bounds[all[i]], all[i+1])
+	}
+	for i := int64(1); i < p; i++ {
+		lo := b.Bounds[i-1]
+		if n >= p {
+			lo++ // nobody empty
+		}
+		b.Bounds[i] = min(max(b.Bounds[i], lo), n-min(n, p)+i)
+		b.Bounds[i] = max(b.Bounds[i], b.Bounds[i-1])
+	}
+	return b, nil
+}
+
+// rowHead is a vertex's degree and in-degree on its way to a new owner.
+type rowHead struct{ Deg, In int64 }
+
+// neighbour is one adjacency entry on its way to a new owner.
+type neighbour struct{ To, W int64 }
+
+// moveRows sends the rows from the ranges of from to those of to.
+func moveRows(c *collective.Comm, r rows, from, to graph.Book) (rows, error) {
+	n := c.Size()
+	heads := make([][]rowHead, n)
+	nbrs := make([][]neighbour, n)
+	for v := range int64(len(r.xadj) - 1) {
+		o := to.Owner(r.lo + v)
+		heads[o] = append(heads[o], rowHead{r.xadj[v+1] - r.xadj[v], r.indeg[v]})
+		for e := r.xadj[v]; e < r.xadj[v+1]; e++ {
+			nbrs[o] = append(nbrs[o], neighbour{r.adj[e], r.wgt[e]})
+		}
+	}
+	gh, err := collective.Exchange(c, heads)
+	if err != nil {
+		return rows{}, err
+	}
+	gn, err := collective.Exchange(c, nbrs)
+	if err != nil {
+		return rows{}, err
+	}
+	lo, hi := to.Range(c.Rank())
+	out := rows{lo: lo, xadj: make([]int64, 1, hi-lo+1), indeg: make([]int64, 0, hi-lo)}
+	for s := range n {
+		for _, h := range gh[s] {
+			out.xadj = append(out.xadj, out.xadj[len(out.xadj)-1]+h.Deg)
+			out.indeg = append(out.indeg, h.In)
+		}
+		for _, nb := range gn[s] {
+			out.adj = append(out.adj, nb.To)
+			out.wgt = append(out.wgt, nb.W)
+		}
+	}
+	if int64(len(out.indeg)) != hi-lo {
+		return rows{}, fmt.Errorf("parmetis: rank %d received %d rows for its %d vertices", c.Rank(), len(out.indeg), hi-lo)
+	}
+	return out, nil
+}
+
+// toGraph turns the rows of this rank's range into a DistGraph with local
+// indices, ghosts and a halo.
+func (r rows) toGraph(c *collective.Comm, dist graph.Book) (*DistGraph, error) {
+	lo, hi := dist.Range(c.Rank())
+	adj := make([]int32, len(r.adj))
+	ghosts, err := localIndexer(lo, hi, r.adj, adj)
+	if err != nil {
+		return nil, err
+	}
+	g := &DistGraph{Dist: dist, NCon: 1, Xadj: r.xadj, Adj: adj, Adjwgt: r.wgt, Ghosts: ghosts, InDeg: r.indeg, c: c}
+	g.Vwgt = make([]int64, hi-lo)
+	for i := range g.Vwgt {
+		g.Vwgt[i] = 1
+	}
+	return g, g.setupHalo()
+}
+
+// SetVertexWeights replaces the vertex weights with ncon per owned vertex.
+func (g *DistGraph) SetVertexWeights(ncon int, vwgt []int64) error {
+	if ncon < 1 || len(vwgt) != g.NLocal()*ncon {
+		return fmt.Errorf("parmetis: %d vertex weights for %d vertices and %d constraints", len(vwgt), g.NLocal(), ncon)
+	}
+	for i, w := range vwgt {
+		if w < 0 {
+			return fmt.Errorf("parmetis: vertex %d has negative weight %d", g.Lo()+int64(i/ncon), w)
+		}
+	}
+	g.NCon, g.Vwgt = ncon, vwgt
+	return nil
+}

@@ -1,0 +1,114 @@
+package parmetis
+
+import (
+	"fmt"
+	"math"
+
+	"gnnrun/collective"
+	"gnnrun/graph"
+)
+
+// DistGraph is one rank's share of a symmetric graph spread over the ranks
+// of a communicator by contiguous vertex ranges (ParMETIS' vtxdist). Rank r
+// owns the vertices [Dist.Bounds[r], Dist.Bounds[r+1]). Neighbours are local
+// indices: [0, NLocal) are owned vertices, [NLocal, NLocal+len(Ghosts)) the
+// ghosts, remote vertices whose global IDs are Ghosts (sorted, so ghosts are
+// grouped by owner).
+type DistGraph struct {
+	Dist   graph.Book
+	NCon   int
+	Xadj   []int64
+	Adj    []int32
+	Adjwgt []int64
+	Vwgt   []int64 // NLocal*NCon
+	Ghosts []int64
+
+	// InDeg is the number of input edges into each owned vertex, kept for
+	// the edges balance constraint (nil on coarse levels).
+	InDeg []int64
+
+	c    *collective.Comm
+	halo *halo
+}
+
+// NLocal returns the number of vertices this rank owns.
+func (g *DistGraph) NLocal() int { return len(g.Xadj) - 1 }
+
+// Lo returns the global ID of this rank's first vertex.
+func (g *DistGraph) Lo() int64 { return g.Dist.Bounds[g.c.Rank()] }
+
+// N returns the global number of vertices.
+func (g *DistGraph) N() int64 { return g.Dist.Total() }
+
+// GID returns the global ID of local index i (owned or ghost).
+func (g *DistGraph) GID(i int32) int64 {
+	if int(i) < g.NLocal() {
+		return g.Lo() + int64(i)
+	}
+	return g.Ghosts[int(i)-g.NLocal()]
+}
+
+// Comm returns the communicator the graph is spread over.
+func (g *DistGraph) Comm() *collective.Comm { return g.c }
+
+// localIndexer maps the global IDs of an adjacency to local indices in
+// place of adj: owned vertices [lo, hi) to [0, hi-lo), the others, made
+// ghosts, to hi-lo onwards in the order of their IDs. It returns the ghosts'
+// global IDs, sorted. Remote IDs are radix-sorted with their positions, so
+// the cost is linear in the arcs.
+func localIndexer(lo, hi int64, adj []int64, out []int32) (ghosts []int64, err error) {
+	var keys []uint64
+	var pos []int32
+	limit := uint64(1)
+	for i, u := range adj {
+		if u >= lo && u < hi {
+			out[i] = int32(u - lo)
+			continue
+		}
+		keys = append(keys, uint64(u))
+		pos = append(pos, int32(i))
+		limit = max(limit, uint64(u))
+	}
+	radixSortPairs(keys, pos, limit)
+	n := hi - lo
+	for i, k := range keys {
+		if i == 0 || k != keys[i-1] {
+			ghosts = append(ghosts, int64(k))
+		}
+		out[pos[i]] = int32(n) + int32(len(ghosts)-1)
+	}
+	if n+int64(len(ghosts)) > math.MaxInt32 {
+		return nil, fmt.Errorf("parmetis: %d owned and %d ghost vertices on one rank exceed 32-bit local indices; use more ranks", n, len(ghosts))
+	}
+	return ghosts, nil
+}
+
+// searchInt64 returns the index of x in the sorted xs, which must hold it.
+func searchInt64(xs []int64, x int64) int {
+	lo, hi := 0, len(xs)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if xs[m] < x {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// mix hashes its arguments with splitmix64's finaliser: the source of every
+// pseudo-random choice of the distributed phases, keyed by seed, level and
+// vertex so results do not depend on which goroutine or pass computes them.
+func mix(xs ...uint64) uint64 {
+	h := uint64(0x9e3779b97f4a7c15)
+	for _, x := range xs {
+		h ^= x + 0x9e3779b97f4a7c15 + (h << 6) + (h >> 2)
+		h ^= h >> 30
+		h *= 0xbf58476d1ce4e5b9
+		h ^= h >> 27
+		h *= 0x94d049bb133111eb
+		h ^= h >> 31
+	}
+	return h
+}

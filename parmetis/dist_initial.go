@@ -1,0 +1,44 @@
+package parmetis
+
+import (
+	"fmt"
+	"math"
+
+	"gnnrun/collective"
+)
+
+// Replicate gathers the whole distributed graph on every rank as a serial
+// Graph whose vertex i is global vertex i. It is meant for the coarsest
+// graph, whose size the caller bounds; it is collective.
+func (g *DistGraph) Replicate() (*Graph, error) {
+	if g.N() > math.MaxInt32 {
+		return nil, fmt.Errorf("parmetis: cannot replicate a graph of %d vertices", g.N())
+	}
+	nl := g.NLocal()
+	deg := make([]int64, nl)
+	adj := make([]int32, len(g.Adj))
+	for v := range nl {
+		deg[v] = g.Xadj[v+1] - g.Xadj[v]
+	}
+	for e, u := range g.Adj {
+		adj[e] = int32(g.GID(u))
+	}
+	degs, _, err := collective.Allgatherv(g.c, deg)
+	if err != nil {
+		return nil, err
+	}
+	s := &Graph{NCon: g.NCon, Xadj: make([]int64, len(degs)+1)}
+	for v, d := range degs {
+		s.Xadj[v+1] = s.Xadj[v] + d
+	}
+	if s.Adjncy, _, err = collective.Allgatherv(g.c, adj); err != nil {
+		return nil, err
+	}
+	if s.Adjwgt, _, err = collective.Allgatherv(g.c, g.Adjwgt); err != nil {
+		return nil, err
+	}
+	if s.Vwgt, _, err = collective.Allgatherv(g.c, g.Vwgt); err != nil {
+		return nil, err
+	}
+	return s, nil
+}

@@ -1,0 +1,326 @@
+package parmetis
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"gnnrun/collective"
+)
+
+// DistOptions adds to Options the limits of the distributed scheme.
+type DistOptions struct {
+	Options
+	// MaxReplicated bounds the coarsest graph, in vertices plus arcs, that
+	// every rank holds whole for the initial partition. 0 picks
+	// max(200000, (N+arcs)/(3P)), so a rank's share of memory stays
+	// O((N+M)/P); on one rank the whole graph is partitioned serially.
+	MaxReplicated int64
+	// MaxLevels bounds the levels of distributed coarsening (default 40).
+	MaxLevels int
+	// Coarsening picks the grouping of vertices (default CoarsenAuto).
+	Coarsening Coarsening
+	// Method picks recursive bisection or direct k-way (default MethodAuto).
+	Method Method
+}
+
+// LevelStats describes one level of the hierarchy.
+type LevelStats struct {
+	Vertices int64   `json:"vertices"`
+	Arcs     int64   `json:"arcs"`
+	Seconds  float64 `json:"coarsen_seconds"`
+	// The cut when the partition arrived at this level, after greedy
+	// refinement (never more), and after balancing.
+	ProjectedCut int64 `json:"projected_cut"`
+	RefinedCut   int64 `json:"refined_cut"`
+	BalancedCut  int64 `json:"balanced_cut"`
+}
+
+// Result is a partition of a DistGraph and what it cost.
+type Result struct {
+	// Part is the part of each vertex this rank owns.
+	Part []int32
+	// Cut is the total weight of edges between parts.
+	Cut int64
+	// Imbalance per constraint: the heaviest part's weight over its target.
+	Imbalance []float64
+	// Levels of the distributed hierarchy, finest first; the coarsest was
+	// partitioned serially on every rank.
+	Levels []LevelStats
+	// Seconds spent per phase: coarsen, initial, refine.
+	Seconds map[string]float64
+}
+
+// distCtrl carries the options and measurements through the phases.
+type distCtrl struct {
+	fm         bool // refine by FM local search rather than greedy moves
+	coarsening Coarsening
+	o          Options
+	seed       uint64
+	maxVwgt    []int64
+	seconds    map[string]float64
+}
+
+func (c *distCtrl) since(phase string, t0 time.Time) { c.seconds[phase] += time.Since(t0).Seconds() }
+
+// Partition computes a K-way partition of g with minimum edge cut under the
+// balance constraints, by distributed recursive bisection (PartitionRB) when
+// K > 2 on several ranks and by the direct multilevel scheme (PartitionKway)
+// otherwise, unless do.Method says which. It is collective and
+// deterministic for a given seed and rank count.
+func Partition(g *DistGraph, do DistOptions) (*Result, error) {
+	m := do.Method
+	if m == MethodAuto {
+		m = MethodKway
+		if do.Parts > 2 && g.c.Size() > 1 {
+			m = MethodRB
+		}
+	}
+	if m == MethodRB {
+		return PartitionRB(g, do)
+	}
+	return PartitionKway(g, do)
+}
+
+// PartitionKway computes a K-way partition of g directly: distributed
+// coarsening down to a graph every rank can hold, serial multilevel
+// partitions of it with a different seed on each rank (the best balanced
+// cut wins), then projection and distributed refinement level by level
+// (FM local search on the finest), ending with balancing. It is collective.
+func PartitionKway(g *DistGraph, do DistOptions) (*Result, error) {
+	ctl, err := newDistCtrl(g, do.Options)
+	if err != nil {
+		return nil, err
+	}
+	if ctl.coarsening, err = do.Coarsening.resolve(g); err != nil {
+		return nil, err
+	}
+	levels, cmaps, stats, err := coarsen(g, ctl, do)
+	if err != nil {
+		return nil, err
+	}
+	part, err := initialPartition(levels[len(levels)-1], ctl)
+	if err != nil {
+		return nil, err
+	}
+	var r *refiner
+	for l := len(levels) - 1; l >= 0; l-- {
+		if l < len(levels)-1 {
+			t0 := time.Now()
+			if part, err = project(levels[l], levels[l+1], cmaps[l], part); err != nil {
+				return nil, err
+			}
+			ctl.since("project", t0)
+		}
+		t0 := time.Now()
+		if r, err = newRefiner(levels[l], ctl, l, part); err != nil {
+			return nil, err
+		}
+		stats[l].ProjectedCut = r.cut
+		if l < len(levels)-1 { // the coarsest was refined by the serial partitioner
+			if err := r.refine(); err != nil {
+				return nil, err
+			}
+		}
+		stats[l].RefinedCut = r.cut
+		if err := r.balance(l == 0); err != nil {
+			return nil, err
+		}
+		stats[l].BalancedCut = r.cut
+		part = r.full[:levels[l].NLocal()]
+		ctl.since("refine", t0)
+	}
+	return &Result{Part: part, Cut: r.cut, Imbalance: r.pb.imbalance(ctl.o), Levels: stats, Seconds: ctl.seconds}, nil
+}
+
+func newDistCtrl(g *DistGraph, o Options) (*distCtrl, error) {
+	o, err := o.normalized(int(min(g.N(), math.MaxInt32)), g.NCon)
+	if err != nil {
+		return nil, err
+	}
+	local := make([]int64, g.NCon)
+	for v := range g.NLocal() {
+		for c := range g.NCon {
+			local[c] += g.Vwgt[v*g.NCon+c]
+		}
+	}
+	total, err := collective.Allreduce(g.c, local, 0)
+	if err != nil {
+		return nil, err
+	}
+	ctl := &distCtrl{fm: true, o: o, seed: o.Seed, maxVwgt: make([]int64, g.NCon), seconds: map[string]float64{}}
+	// A coarse vertex may hold at most 1.5/(20K) of a constraint's total,
+	// so the coarsest graph can still be balanced (METIS' rule of thumb).
+	for c, t := range total {
+		ctl.maxVwgt[c] = int64(math.Ceil(1.5 * float64(t) / float64(max(20*o.Parts, 100))))
+	}
+	return ctl, nil
+}
+
+// arcs returns the global number of arcs (twice the edges).
+func (g *DistGraph) arcs() (int64, error) { return collective.Sum(g.c, int64(len(g.Adj))) }
+
+// coarsen matches and contracts until the graph fits the replication
+// ceiling; it returns every level, finest first, and the coarse map of
+// each level but the last.
+func coarsen(g *DistGraph, ctl *distCtrl, do DistOptions) ([]*DistGraph, [][]int64, []LevelStats, error) {
+	t0 := time.Now()
+	defer ctl.since("coarsen", t0)
+	arcs, err := g.arcs()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ceiling := do.MaxReplicated
+	switch {
+	case ceiling > 0:
+	case g.c.Size() == 1:
+		ceiling = math.MaxInt64 // one rank holds the whole graph anyway
+	default:
+		ceiling = max(200000, (g.N()+arcs)/int64(3*g.c.Size()))
+	}
+	maxLevels := do.MaxLevels
+	if maxLevels == 0 {
+		maxLevels = 40
+	}
+	levels, stats := []*DistGraph{g}, []LevelStats{{Vertices: g.N(), Arcs: arcs}}
+	var cmaps [][]int64
+	relaxed := 0
+	for cur := g; cur.N()+stats[len(stats)-1].Arcs > ceiling; {
+		if len(levels) > maxLevels {
+			return nil, nil, nil, fmt.Errorf("parmetis: %d levels of coarsening left %d vertices and %d arcs, above the replication ceiling of %d; raise the ceiling or use more ranks", maxLevels, cur.N(), stats[len(stats)-1].Arcs, ceiling)
+		}
+		lt := time.Now()
+		leader, err := cur.match(ctl, len(levels))
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		coarse, cmap, err := cur.contract(leader, ctl.coarsening == CoarsenStars)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if arcs, err = coarse.arcs(); err != nil {
+			return nil, nil, nil, err
+		}
+		// The size, vertices plus arcs, shrank under 10%: the coarse-vertex
+		// weight limit binds. Relax it a few times before giving up.
+		fine := cur.N() + stats[len(stats)-1].Arcs
+		if (coarse.N()+arcs)*10 > fine*9 {
+			if relaxed >= 6 {
+				return nil, nil, nil, fmt.Errorf("parmetis: coarsening stalled at %d vertices and %d arcs, above the replication ceiling of %d; raise the ceiling", cur.N(), stats[len(stats)-1].Arcs, ceiling)
+			}
+			relaxed++
+			for c := range ctl.maxVwgt {
+				ctl.maxVwgt[c] *= 2
+			}
+			if coarse.N() == cur.N() {
+				continue
+			}
+		}
+		stats[len(stats)-1].Seconds = time.Since(lt).Seconds()
+		levels, cmaps = append(levels, coarse), append(cmaps, cmap)
+		stats = append(stats, LevelStats{Vertices: coarse.N(), Arcs: arcs})
+		cur = coarse
+	}
+	return levels, cmaps, stats, nil
+}
+
+// initialPartition partitions the coarsest graph: every rank computes a
+// serial multilevel partition of the whole of it with its own seed; the
+// balanced partition with the smallest cut wins (ties to the lower rank)
+// and every rank keeps the parts of its own vertices.
+func initialPartition(g *DistGraph, ctl *distCtrl) ([]int32, error) {
+	t0 := time.Now()
+	defer ctl.since("initial", t0)
+	c := g.c
+	s, err := g.Replicate()
+	if err != nil {
+		return nil, err
+	}
+	o := ctl.o
+	o.Seed = mix(ctl.seed, 0x1417, uint64(c.Rank()))
+	o.Tries = max(1, (o.Tries+c.Size()-1)/c.Size())
+	// Heavy coarse vertices may keep the coarsest graph from balancing;
+	// the balancing phase of the finer levels fixes that.
+	part, err := PartitionSerial(s, o)
+	if err != nil && !errors.Is(err, ErrUnbalanced) {
+		return nil, err
+	}
+	score := EdgeCut(s, part)
+
+	if imb := Imbalance(s, part, o); !within(imb, o.Imbalance) {
+		score = math.MaxInt64 / 2
+	}
+	scores, err := collective.Allgather(c, score)
+	if err != nil {
+		return nil, err
+	}
+	win := 0
+	for r, sc := range scores {
+		if sc < scores[win] {
+			win = r
+		}
+	}
+	best, err := collective.Bcast(c, part, win)
+	if err != nil {
+		return nil, err
+	}
+	lo := g.Lo()
+	return append([]int32(nil), best[lo:lo+int64(g.NLocal())]...), nil
+}
+
+func within(imb, ub []float64) bool {
+	for c := range imb {
+		if imb[c] > ub[c]+1e-9 {
+			return false
+		}
+	}
+	return true
+}
+
+// project gives every vertex of the finer graph the part of its coarse
+// vertex, asking the owners of remote coarse vertices.
+func project(fine, coarse *DistGraph, cmap []int64, cpart []int32) ([]int32, error) {
+	lo, hi := coarse.Lo(), coarse.Lo()+int64(coarse.NLocal())
+	part := make([]int32, fine.NLocal())
+	var remote []int64
+	for v, cv := range cmap {
+		if cv >= lo && cv < hi {
+			part[v] = cpart[cv-lo]
+		} else {
+			remote = append(remote, cv)
+		}
+	}
+	got, err := collective.Request(fine.c, remote, coarse.Dist.Owner, func(_ int, keys []int64) ([]int32, error) {
+		out := make([]int32, len(keys))
+		for i, cv := range keys {
+			out[i] = cpart[cv-lo]
+		}
+		return out, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	k := 0
+	for v, cv := range cmap {
+		if cv < lo || cv >= hi {
+			part[v] = got[k]
+			k++
+		}
+	}
+	return part, nil
+}
+
+// Evaluate returns the cut and per-constraint imbalance of a partition of
+// g given by the part of each owned vertex. It is collective.
+func Evaluate(g *DistGraph, part []int32, o Options) (int64, []float64, error) {
+	ctl, err := newDistCtrl(g, o)
+	if err != nil {
+		return 0, nil, err
+	}
+	r, err := newRefiner(g, ctl, 0, part)
+	if err != nil {
+		return 0, nil, err
+	}
+	return r.cut, r.pb.imbalance(ctl.o), nil
+}

@@ -1,0 +1,301 @@
+package parmetis
+
+import (
+	"slices"
+
+	"gnnrun/collective"
+	"gnnrun/rank"
+)
+
+// refinePasses is the number of two-phase greedy passes per level.
+const refinePasses = 4
+
+// move is a vertex changing part, with the cut it saved (its gain).
+type move struct {
+	v        int32
+	from, to int32
+	gain     int64
+}
+
+// refiner improves a partition of one level of the hierarchy.
+type refiner struct {
+	g     *DistGraph
+	ctl   *distCtrl
+	level int
+	full  []int32 // part of every owned and ghost vertex
+	pb    *partBook
+	cut   int64 // global
+	conn  []int64
+	seen  []int32
+}
+
+func newRefiner(g *DistGraph, ctl *distCtrl, level int, part []int32) (*refiner, error) {
+	r := &refiner{g: g, ctl: ctl, level: level, full: make([]int32, g.NLocal()+len(g.Ghosts)), conn: make([]int64, ctl.o.Parts)}
+	copy(r.full, part)
+	if err := haloUpdate(g, r.full); err != nil {
+		return nil, err
+	}
+	return r, r.sync()
+}
+
+// sync recomputes the global part weights and cut; it is collective.
+func (r *refiner) sync() error {
+	pb, err := newPartBook(r.g, r.full, r.ctl.o)
+	if err != nil {
+		return err
+	}
+	r.pb = pb
+	r.cut, err = r.globalCut()
+	return err
+}
+
+// globalCut sums the weights of edges whose ends lie in different parts.
+func (r *refiner) globalCut() (int64, error) {
+	g := r.g
+	var local int64
+	for v := range g.NLocal() {
+		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
+			if r.full[g.Adj[e]] != r.full[v] {
+				local += g.Adjwgt[e]
+			}
+		}
+	}
+	sum, err := collective.Sum(g.c, local)
+	return sum / 2, err // every cut edge is seen from both ends
+}
+
+// connectivity fills r.conn with v's edge weight to each part and returns
+// the parts it touches (its own included).
+func (r *refiner) connectivity(v int32) []int32 {
+	for _, p := range r.seen {
+		r.conn[p] = 0
+	}
+	r.seen = r.seen[:0]
+	g := r.g
+	for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
+		p := r.full[g.Adj[e]]
+		if r.conn[p] == 0 {
+			r.seen = append(r.seen, p)
+		}
+		r.conn[p] += g.Adjwgt[e]
+	}
+	return r.seen
+}
+
+// partOrder is a permutation of the parts that every rank derives from the
+// seed, level and pass; a phase only moves vertices up (or only down) it,
+// so two neighbours on different ranks never swap parts on stale views.
+func (r *refiner) partOrder(pass int) []int32 {
+	k := r.ctl.o.Parts
+	rankOf := make([]int32, k)
+	ids := make([]int32, k)
+	for i := range ids {
+		ids[i] = int32(i)
+	}
+	slices.SortFunc(ids, func(a, b int32) int {
+		x, y := mix(r.ctl.seed, uint64(r.level), uint64(pass), uint64(a)), mix(r.ctl.seed, uint64(r.level), uint64(pass), uint64(b))
+		if x < y {
+			return -1
+		}
+		if x > y {
+			return 1
+		}
+		return int(a - b)
+	})
+	for i, p := range ids {
+		rankOf[p] = int32(i)
+	}
+	return rankOf
+}
+
+// refine runs the greedy passes at this level. A phase whose moves, taken
+// together, raised the cut is undone, so the cut never grows.
+func (r *refiner) refine() error {
+	order := r.g.visitOrder(r.ctl.seed, uint64(0x7e1+r.level))
+	for pass := range refinePasses {
+		perm := r.partOrder(pass)
+		movedAny := false
+		before := r.cut
+		for phase := range 2 {
+			var moved bool
+			var err error
+			// FM on the finest level, where it pays: its hill climbing
+			// recovers what coarsening hid; greedy moves above it.
+			if r.ctl.fm && r.level == 0 {
+				if phase == 1 {
+					continue
+				}
+				moved, err = r.fmPhase(order, nil, phase)
+			} else {
+				moved, err = r.phase(order, perm, phase)
+			}
+			if err != nil {
+				return err
+			}
+			movedAny = movedAny || moved
+		}
+		// Stop when nothing moved or a pass gained under 0.1%.
+		if !movedAny || before-r.cut < before/1000 {
+			break
+		}
+	}
+	return nil
+}
+
+// phase moves boundary vertices to the neighbouring part with the best
+// positive gain that keeps within the bounds (or zero gain that improves
+// balance), in one direction of perm; it reports whether any rank moved.
+func (r *refiner) phase(order []int32, perm []int32, phase int) (bool, error) {
+	g, pb := r.g, r.pb
+	nc := g.NCon
+	w := slices.Clone(pb.w)
+	var moves []move
+	for _, v := range order {
+		a := r.full[v]
+		parts := r.connectivity(v)
+		if len(parts) == 0 || (len(parts) == 1 && parts[0] == a) {
+			continue
+		}
+		vw := g.Vwgt[int(v)*nc : int(v+1)*nc]
+		internal := r.conn[a]
+		best, bestGain := int32(-1), int64(0)
+		for _, b := range parts {
+			if b == a || (phase == 0) != (perm[a] < perm[b]) || !pb.fits(w, int(b), vw) {
+				continue
+			}
+			gain := r.conn[b] - internal
+			if best < 0 || gain > bestGain || (gain == bestGain && pb.load(w, int(b), nil, 0) < pb.load(w, int(best), nil, 0)) {
+				best, bestGain = b, gain
+			}
+		}
+		if best < 0 || bestGain < 0 || (bestGain == 0 && !pb.betterBalanced(w, int(a), int(best), vw)) {
+			continue
+		}
+		r.apply(w, move{v, a, best, bestGain})
+		moves = append(moves, move{v, a, best, bestGain})
+	}
+	return r.settle(moves, true)
+}
+
+// apply moves vertex m.v in r.full and in the local weight view w.
+func (r *refiner) apply(w []int64, m move) {
+	nc := r.g.NCon
+	r.full[m.v] = m.to
+	for c := range nc {
+		x := r.g.Vwgt[int(m.v)*nc+c]
+		w[int(m.from)*nc+c] -= x
+		w[int(m.to)*nc+c] += x
+	}
+}
+
+// settle makes this rank's moves global: it undoes each rank's share of
+// the moves into parts that ended above their bound, updates the ghosts,
+// and, when guard is set, undoes every move if the cut grew. It reports
+// whether any rank kept a move.
+func (r *refiner) settle(moves []move, guard bool) (bool, error) {
+	anyMoves, err := collective.Any(r.g.c, len(moves) > 0)
+	if err != nil || !anyMoves {
+		return false, err
+	}
+	moves, err = r.undoOverflow(moves)
+	if err != nil {
+		return false, err
+	}
+	if err := haloUpdate(r.g, r.full); err != nil {
+		return false, err
+	}
+	before := r.cut
+	if err := r.sync(); err != nil {
+		return false, err
+	}
+	if guard && r.cut > before {
+		for _, m := range moves {
+			r.full[m.v] = m.from
+		}
+		if err := haloUpdate(r.g, r.full); err != nil {
+			return false, err
+		}
+		return false, r.sync()
+	}
+	return true, nil
+}
+
+// undoOverflow finds the parts the moves of all ranks pushed above their
+// bounds and undoes, on every rank, the same fraction of its moves into
+// them, lowest gains first. It returns the moves kept.
+func (r *refiner) undoOverflow(moves []move) ([]move, error) {
+	g, o := r.g, r.ctl.o
+	k, nc := o.Parts, g.NCon
+	// Global part weights after the moves, and each part's inflow.
+	local := make([]int64, 2*k*nc)
+	for v := range g.NLocal() {
+		p := int(r.full[v])
+		for c := range nc {
+			local[p*nc+c] += g.Vwgt[v*nc+c]
+		}
+	}
+	for _, m := range moves {
+		for c := range nc {
+			local[k*nc+int(m.to)*nc+c] += g.Vwgt[int(m.v)*nc+c]
+		}
+	}
+	all, err := collective.Allreduce(g.c, local, rank.Sum)
+	if err != nil {
+		return nil, err
+	}
+	w, inflow := all[:k*nc], all[k*nc:]
+	frac := make([]float64, k)
+	anyOver := false
+	for p := range k {
+		for c := range nc {
+			over := float64(w[p*nc+c]) - r.pb.max[p*nc+c]
+			if over > 0 && inflow[p*nc+c] > 0 {
+				frac[p] = max(frac[p], min(1, over/float64(inflow[p*nc+c])))
+				anyOver = true
+			}
+		}
+	}
+	if !anyOver {
+		return moves, nil
+	}
+	return r.undoShare(moves, frac), nil
+}
+
+// undoShare undoes, for each part p, the lowest-gain moves into p until at
+// least frac[p] of this rank's inflow into p (summing the constraints) is
+// undone.
+func (r *refiner) undoShare(moves []move, frac []float64) []move {
+	byGain := slices.Clone(moves)
+	slices.SortStableFunc(byGain, func(a, b move) int { return int(a.gain - b.gain) })
+	in := make([]int64, len(frac))
+	for _, m := range moves {
+		in[m.to] += r.weightSum(m.v)
+	}
+	undone := make([]int64, len(frac))
+	keep := make(map[int32]bool, len(moves))
+	for _, m := range byGain {
+		if frac[m.to] > 0 && float64(undone[m.to]) < frac[m.to]*float64(in[m.to]) {
+			undone[m.to] += r.weightSum(m.v)
+			r.full[m.v] = m.from
+			continue
+		}
+		keep[m.v] = true
+	}
+	out := moves[:0]
+	for _, m := range moves {
+		if keep[m.v] {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// weightSum is the sum of v's weights over the constraints.
+func (r *refiner) weightSum(v int32) int64 {
+	nc := r.g.NCon
+	var s int64
+	for c := range nc {
+		s += r.g.Vwgt[int(v)*nc+c]
+	}
+	return max(s, 1)
+}
