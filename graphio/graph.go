@@ -268,21 +268,3 @@ func readSmallFile(c *collective.Comm, path string) ([]byte, error) {
 	}
 	return collective.Bcast(c, data, 0)
 }
-
-// commaInt formats n with thousands separators: 78303 -> "78,303".
-func commaInt(n int64) string {
-	s := fmt.Sprint(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, ch := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(ch)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}

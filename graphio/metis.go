@@ -3,6 +3,7 @@ package graphio
 import (
 	"bufio"
 	"errors"
+	"gnnrun/report"
 	"io"
 	"math"
 	"os"
@@ -175,7 +176,7 @@ func readMETIS(c *collective.Comm, path string, o *options) (*Graph, error) {
 	meta := graph.Meta{Name: graphName(path), NodeTypes: []string{"_N"}, NumNodes: []int64{h.n},
 		EdgeTypes: []graph.EdgeType{{Src: "_N", Rel: "_E", Dst: "_N"}}, NumEdges: []int64{2 * h.m}}
 	g := &Graph{Meta: meta, Edges: e}
-	g.Steps = append(g.Steps, Step{Name: "metis", Count: h.m, Text: "read " + commaInt(h.m) + " undirected edges as " + commaInt(2*h.m) + " arcs"})
+	g.Steps = append(g.Steps, Step{Name: "metis", Count: h.m, Text: "read " + report.Count(h.m) + " undirected edges as " + report.Count(2*h.m) + " arcs"})
 	if o.skipData || (!h.vwgt && !h.vsize) {
 		return g, nil
 	}

@@ -2,6 +2,7 @@ package graphio
 
 import (
 	"fmt"
+	"gnnrun/report"
 	"slices"
 	"sort"
 
@@ -28,7 +29,7 @@ func normalize(c *collective.Comm, g *Graph, o *options) error {
 			return err
 		}
 		changed = true
-		g.Steps = append(g.Steps, Step{Name: "drop-self-loops", Count: n, Text: "dropped " + commaInt(n) + " self loops"})
+		g.Steps = append(g.Steps, Step{Name: "drop-self-loops", Count: n, Text: "dropped " + report.Count(n) + " self loops"})
 	}
 	if o.undirected {
 		n, err := addReverse(c, g, oldSpace)
@@ -39,7 +40,7 @@ func normalize(c *collective.Comm, g *Graph, o *options) error {
 			oldSpace[t] *= 2
 		}
 		changed = true
-		g.Steps = append(g.Steps, Step{Name: "undirected", Count: n, Text: "added " + commaInt(n) + " reverse edges"})
+		g.Steps = append(g.Steps, Step{Name: "undirected", Count: n, Text: "added " + report.Count(n) + " reverse edges"})
 	}
 	if o.dedup {
 		n, err := dedup(c, g)
@@ -47,7 +48,7 @@ func normalize(c *collective.Comm, g *Graph, o *options) error {
 			return err
 		}
 		changed = true
-		g.Steps = append(g.Steps, Step{Name: "dedup", Count: n, Text: "dropped " + commaInt(n) + " duplicate edges"})
+		g.Steps = append(g.Steps, Step{Name: "dedup", Count: n, Text: "dropped " + report.Count(n) + " duplicate edges"})
 	}
 	if changed {
 		return renumberEdges(c, g, oldSpace)
@@ -403,7 +404,7 @@ func compactIDs(c *collective.Comm, g *Graph) error {
 	}
 	g.Nodes.Books[0] = book
 	g.Nodes.Arrays[0]["orig_id"] = orig
-	text := fmt.Sprintf("compacted %s distinct node IDs (%d..%d, %s before) to 0..%d", commaInt(total), lo, hi, commaInt(old), total-1)
+	text := fmt.Sprintf("compacted %s distinct node IDs (%d..%d, %s before) to 0..%d", report.Count(total), lo, hi, report.Count(old), total-1)
 	g.Steps = append(g.Steps, Step{Name: "compact", Count: total, Text: text})
 	return nil
 }

@@ -2,6 +2,7 @@ package parmetis
 
 import (
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -46,7 +47,15 @@ func (r *refiner) balanceMoves() []move {
 			owe[i] = ex * float64(mine[i]) / float64(w)
 		}
 	}
+	// Every rank may fill a part only up to its 1/P share of the room left,
+	// or all ranks together would overfill the part they all like best.
 	w := slices.Clone(pb.w)
+	np := float64(g.c.Size())
+	for i := range w {
+		if room := pb.max[i] - float64(pb.w[i]); room > 0 {
+			w[i] = int64(math.Ceil(pb.max[i] - room/np))
+		}
+	}
 	var cands []move
 	for v := range int32(g.NLocal()) {
 		a := r.full[v]

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"gnnrun/report"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -80,9 +81,9 @@ func runGen(e *env, args []string) error {
 	}
 	secs := time.Since(start).Seconds()
 	m := meta.TotalEdges()
-	e.printf("generated %s: %s nodes, %s edges (%s chunks of %s per type) in %s\n", meta.Name, comma(meta.TotalNodes()), comma(m), comma(int64(spec.Chunks)), spec.Format, genFlags.out)
+	e.printf("generated %s: %s nodes, %s edges (%s chunks of %s per type) in %s\n", meta.Name, report.Count(meta.TotalNodes()), report.Count(m), report.Count(int64(spec.Chunks)), spec.Format, genFlags.out)
 	for t, et := range meta.EdgeTypes {
-		e.printf("  %-24s %s edges\n", et, comma(meta.NumEdges[t]))
+		e.printf("  %-24s %s edges\n", et, report.Count(meta.NumEdges[t]))
 	}
 	e.printf("wrote %s in %.2f s on %d ranks (%.3g edges/s, %.1f MB/s)\n", bytesString(res.Bytes), secs, e.comm.Size(), float64(m)/secs, float64(res.Bytes)/secs/1e6)
 	e.printf("edge checksum: %#016x\n", res.Checksum)

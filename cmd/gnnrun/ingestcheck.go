@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"gnnrun/report"
 	"strings"
 	"time"
 
@@ -109,22 +110,22 @@ func printStats(e *env, g *graphio.Graph, s *graphio.Stats, secs float64) {
 	e.printf("graph %s (%s: %s) read by %d ranks in %.2f s\n", m.Name, g.Format, g.Path, e.comm.Size(), secs)
 	e.printf("node types:\n")
 	for t, nt := range m.NodeTypes {
-		e.printf("  %-24s %s nodes\n", nt, comma(m.NumNodes[t]))
+		e.printf("  %-24s %s nodes\n", nt, report.Count(m.NumNodes[t]))
 	}
 	e.printf("edge types:\n")
 	for t, et := range m.EdgeTypes {
-		e.printf("  %-24s %s edges\n", et, comma(m.NumEdges[t]))
+		e.printf("  %-24s %s edges\n", et, report.Count(m.NumEdges[t]))
 	}
 	for _, st := range g.Steps {
 		e.printf("%s\n", st.Text)
 	}
-	e.printf("nodes:             %s\n", comma(m.TotalNodes()))
-	e.printf("edges:             %s (per rank: min %s, max %s)\n", comma(s.Edges), comma(s.MinShare), comma(s.MaxShare))
-	e.printf("self loops:        %s\n", comma(s.SelfLoops))
-	e.printf("duplicate edges:   %s\n", comma(s.Duplicates))
-	e.printf("isolated nodes:    %s\n", comma(s.Isolated))
-	e.printf("out-degree:        min %s, mean %.2f, max %s\n", comma(s.OutDegree.Min), s.OutDegree.Mean, comma(s.OutDegree.Max))
-	e.printf("in-degree:         min %s, mean %.2f, max %s\n", comma(s.InDegree.Min), s.InDegree.Mean, comma(s.InDegree.Max))
+	e.printf("nodes:             %s\n", report.Count(m.TotalNodes()))
+	e.printf("edges:             %s (per rank: min %s, max %s)\n", report.Count(s.Edges), report.Count(s.MinShare), report.Count(s.MaxShare))
+	e.printf("self loops:        %s\n", report.Count(s.SelfLoops))
+	e.printf("duplicate edges:   %s\n", report.Count(s.Duplicates))
+	e.printf("isolated nodes:    %s\n", report.Count(s.Isolated))
+	e.printf("out-degree:        min %s, mean %.2f, max %s\n", report.Count(s.OutDegree.Min), s.OutDegree.Mean, report.Count(s.OutDegree.Max))
+	e.printf("in-degree:         min %s, mean %.2f, max %s\n", report.Count(s.InDegree.Min), s.InDegree.Mean, report.Count(s.InDegree.Max))
 	e.printf("edge weights:      %s\n", map[bool]string{true: "yes", false: "no"}[s.Weighted])
 	if len(s.Arrays) > 0 {
 		e.printf("arrays:\n")
@@ -144,22 +145,6 @@ func shapeString(s []int64) string {
 		return "(" + parts[0] + ",)"
 	}
 	return "(" + strings.Join(parts, ", ") + ")"
-}
-
-// comma formats n with thousands separators.
-func comma(n int64) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return "-" + comma(-n)
-	}
-	var b strings.Builder
-	for i, ch := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(ch)
-	}
-	return b.String()
 }
 
 // bytesString formats a byte count with a binary unit.

@@ -1,0 +1,20 @@
+package report
+
+import "strconv"
+
+// Count formats n with thousands separators, "78,303", the form every
+// summary and log line uses for counts.
+func Count(n int64) string {
+	if n < 0 {
+		return "-" + Count(-n)
+	}
+	s := strconv.FormatInt(n, 10)
+	out := make([]byte, 0, len(s)+len(s)/3)
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	return string(out)
+}
