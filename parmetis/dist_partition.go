@@ -2,6 +2,7 @@ package parmetis
 
 import (
 	"errors"
+	"runtime"
 	"fmt"
 	"math"
 	"time"
@@ -239,6 +240,9 @@ func initialPartition(g *DistGraph, ctl *distCtrl) ([]int32, error) {
 	}
 	o := ctl.o
 	o.Seed = mix(ctl.seed, 0x1417, uint64(c.Rank()))
+	if o.Threads, err = serialThreads(c, o.Threads); err != nil {
+		return nil, err
+	}
 	o.Tries = max(1, (o.Tries+c.Size()-1)/c.Size())
 	// Heavy coarse vertices may keep the coarsest graph from balancing;
 	// the balancing phase of the finer levels fixes that.
@@ -267,6 +271,24 @@ func initialPartition(g *DistGraph, ctl *distCtrl) ([]int32, error) {
 	}
 	lo := g.Lo()
 	return append([]int32(nil), best[lo:lo+int64(g.NLocal())]...), nil
+}
+
+// serialThreads is how many goroutines a rank's serial partitioner may
+// run: the cores of its host shared among the ranks on it, unless the user
+// said. It is collective.
+func serialThreads(c *collective.Comm, asked int) (int, error) {
+	if asked > 0 {
+		return asked, nil
+	}
+	node, err := c.SplitShared()
+	if err != nil {
+		return 0, err
+	}
+	local := node.Size()
+	if err := node.Free(); err != nil {
+		return 0, err
+	}
+	return max(1, runtime.GOMAXPROCS(0)/local), nil
 }
 
 func within(imb, ub []float64) bool {

@@ -27,6 +27,11 @@ func PartitionRB(g *DistGraph, do DistOptions) (*Result, error) {
 	if o.Parts <= 2 {
 		return PartitionKway(g, do)
 	}
+	// The ranks of a host partition their pieces at the same time: share
+	// the host's cores among them.
+	if do.Threads, err = serialThreads(g.c, do.Threads); err != nil {
+		return nil, err
+	}
 	depth := ceilLog2(o.Parts)
 	st := &rbStats{seconds: map[string]float64{}, depth: depth}
 	part, err := rbSplit(g, do, 0, o.TargetWeights, depth, st)

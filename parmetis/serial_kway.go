@@ -3,7 +3,8 @@ package parmetis
 // kway is a k-way partition of a graph with the bookkeeping greedy
 // refinement and balancing need: each vertex's edge weight inside its part
 // (id) and to other parts (ed), the boundary (ed > 0), part weights
-// pw[p*ncon+c] and their bounds maxw (ub times the target, rounded down).
+// pw[p*ncon+c], their bounds maxw (ub times the target, rounded down) and
+// the floors minw (target/ub) below which refinement does not drain a part.
 type kway struct {
 	g      *Graph
 	k      int

@@ -10,14 +10,18 @@ import (
 // match computes a heavy-edge matching of g and returns cmap, the coarse
 // vertex of every vertex of g, and the number of coarse vertices. Matched
 // pairs may not exceed maxv in any constraint and, when part is not nil,
-// must lie in the same part, so part carries over to the coarse graph. Vertices are visited in random
-// order sorted by degree, so low-degree vertices choose first (METIS' SHEM);
-// on the input level of a skewed unweighted graph the order is plainly
-// random (METIS' RM), which on R-MAT gives much better bisections (the
-// last-level FM then cuts 3x less than after degree-ordered matching) and
-// on meshes slightly worse ones.
+// must lie in the same part, so part carries over to the coarse graph.
+//
+// Vertices are visited in random order sorted by degree, so low-degree
+// vertices choose first (METIS' SHEM). On the input level of a skewed
+// unweighted graph the order is plainly random (METIS' RM): on R-MAT the
+// finest-level FM then finds much more to gain and the 2-way cut ends about
+// a third lower (253k against 187k at scale 18), while on meshes degree
+// order is slightly better. Isolated vertices
+// pair with the next unmatched vertex in visit order.
+//
 // When more than 10% of the vertices stay unmatched because all their
-// neighbours are taken — the leaves of hubs in power-law graphs — unmatched
+// neighbours are taken (the leaves of hubs in power-law graphs), unmatched
 // vertices that share a neighbour are matched with each other (2-hop
 // matching), which keeps coarsening from stalling.
 func (c *serialCtrl) match(g *Graph, rng *rand.Rand, maxv []int64, part []int32) (cmap []int32, cn int) {

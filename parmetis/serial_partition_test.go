@@ -266,3 +266,29 @@ func checkPartsInRange(t *testing.T, part []int32, k int) {
 		}
 	}
 }
+
+// TestPartitionSerialMeshQuality holds the cut on the Walshaw mesh 4elt to
+// gpmetis 5.1's k-way cut (the numbers, measured here: 142, 636,
+// 1737 at K = 2, 8, 32): the median over three seeds must stay within 5%.
+func TestPartitionSerialMeshQuality(t *testing.T) {
+	g := readMetis(t, "/work/shared/data/graphs/4elt.graph")
+	for _, c := range []struct {
+		k       int
+		gpmetis int64
+	}{{2, 142}, {8, 636}, {32, 1737}} {
+		var cuts []int64
+		for seed := uint64(1); seed <= 3; seed++ {
+			o := Options{Parts: c.k, Seed: seed}
+			part, err := PartitionSerial(g, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkBalanced(t, g, part, o)
+			cuts = append(cuts, EdgeCut(g, part))
+		}
+		slices.Sort(cuts)
+		if med := cuts[1]; float64(med) > 1.05*float64(c.gpmetis) {
+			t.Errorf("k=%d: median cut %d (of %v), above 1.05 x gpmetis %d", c.k, med, cuts, c.gpmetis)
+		}
+	}
+}

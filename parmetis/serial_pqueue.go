@@ -38,9 +38,6 @@ func (q *gainQueue) clear() {
 func (q *gainQueue) len() int              { return len(q.vs) }
 func (q *gainQueue) contains(v int32) bool { return q.loc[v] >= 0 }
 
-// top returns the vertex with the largest key; q must not be empty.
-func (q *gainQueue) top() int32 { return q.vs[0] }
-
 // topKey returns the largest key; q must not be empty.
 func (q *gainQueue) topKey() int64 { return q.keys[0] }
 
