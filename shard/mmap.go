@@ -1,0 +1,124 @@
+package shard
+
+import (
+	"bufio"
+	"io"
+	"os"
+
+	"github.com/klauspost/compress/zstd"
+	"golang.org/x/sys/unix"
+
+	"gnnrun/graph"
+	"gnnrun/graphio"
+)
+
+// mapping is a read-only, shared memory map of a whole file: every process
+// of a host that maps the same file reads the same page-cache pages.
+type mapping []byte
+
+func (m mapping) unmap() error {
+	if len(m) == 0 {
+		return nil
+	}
+	return unix.Munmap(m)
+}
+
+// mapArray memory-maps the .npy file at path and returns its array viewing
+// the map, and the mapping to release. An array whose data offset leaves
+// its elements misaligned (a header not padded as NumPy pads it) is read
+// into memory instead.
+func mapArray(path string) (*graph.Tensor, mapping, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, errorf("%v", err)
+	}
+	defer f.Close()
+	h, err := graphio.ReadNpyHeader(bufio.NewReaderSize(io.NewSectionReader(f, 0, 1<<21), 4096), path)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return nil, nil, errorf("%v", err)
+	}
+	need := h.Offset + h.DataBytes()
+	if st.Size() < need {
+		return nil, nil, errorf("%s: truncated: %d bytes, the header announces %d", path, st.Size(), need)
+	}
+	t := &graph.Tensor{DType: h.DType, Shape: h.Shape}
+	if h.DataBytes() == 0 {
+		t.Data = []byte{}
+		return t, nil, nil
+	}
+	if h.Offset%8 != 0 {
+		t.Data = make([]byte, h.DataBytes())
+		if _, err := f.ReadAt(t.Data, h.Offset); err != nil {
+			return nil, nil, errorf("%s: %v", path, err)
+		}
+		return t, nil, nil
+	}
+	m, err := unix.Mmap(int(f.Fd()), 0, int(need), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return nil, nil, errorf("mmap %s: %v", path, err)
+	}
+	t.Data = m[h.Offset:need:need]
+	return t, m, nil
+}
+
+// readCompressed decompresses a .npy.zst file into memory and returns its
+// array.
+func readCompressed(path string) (*graph.Tensor, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, errorf("%v", err)
+	}
+	defer f.Close()
+	dec, err := zstd.NewReader(bufio.NewReaderSize(f, 1<<20))
+	if err != nil {
+		return nil, errorf("%s: %v", path, err)
+	}
+	defer dec.Close()
+	br := bufio.NewReaderSize(dec, 1<<16)
+	h, err := graphio.ReadNpyHeader(br, path)
+	if err != nil {
+		return nil, err
+	}
+	t := &graph.Tensor{DType: h.DType, Shape: h.Shape, Data: make([]byte, h.DataBytes())}
+	if _, err := io.ReadFull(br, t.Data); err != nil {
+		return nil, errorf("%s: decompressing: %v", path, err)
+	}
+	return t, nil
+}
+
+// decompressFile writes the decompressed bytes of the .zst file src to dst,
+// through a temporary file renamed at the end.
+func decompressFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return errorf("%v", err)
+	}
+	defer in.Close()
+	dec, err := zstd.NewReader(bufio.NewReaderSize(in, 1<<20))
+	if err != nil {
+		return errorf("%s: %v", src, err)
+	}
+	defer dec.Close()
+	out, err := tempFile(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, dec); err != nil {
+		out.Close()
+		os.Remove(out.Name())
+		return errorf("%s: decompressing: %v", src, err)
+	}
+	if err := out.Close(); err != nil {
+		os.Remove(out.Name())
+		return errorf("%s: %v", dst, err)
+	}
+	if err := os.Rename(out.Name(), dst); err != nil {
+		os.Remove(out.Name())
+		return errorf("%s: %v", dst, err)
+	}
+	return nil
+}

@@ -1,0 +1,126 @@
+package shard
+
+import (
+	"unsafe"
+
+	"gnnrun/collective"
+)
+
+// Rounds: a shuffle sends this rank's items of one wave, grouped by
+// destination, in consecutive chunks of at most budget bytes (at least one
+// item each), so no round puts more than the budget in flight from a rank.
+// Every rank runs as many rounds as the rank with the most chunks; the
+// others send nothing in the extra ones.
+
+// chunkBounds cuts items 0..n-1, item k weighing size(k) bytes, into
+// consecutive chunks of at most budget bytes and returns their bounds.
+func chunkBounds(n int, size func(k int) int, budget int) []int {
+	bounds := []int{0}
+	acc := 0
+	for k := range n {
+		s := size(k)
+		if acc > 0 && acc+s > budget {
+			bounds = append(bounds, k)
+			acc = 0
+		}
+		acc += s
+	}
+	if n > 0 {
+		bounds = append(bounds, n)
+	}
+	return bounds
+}
+
+// agreeRounds returns the number of rounds every rank runs.
+func agreeRounds(c *collective.Comm, bounds []int) (int, error) {
+	r, err := collective.Max(c, int64(len(bounds)-1))
+	return int(r), err
+}
+
+// chunk returns chunk r of items, or an empty one past the last.
+func chunk[T any](items []T, bounds []int, r int) []T {
+	if r+1 >= len(bounds) {
+		return items[:0]
+	}
+	return items[bounds[r]:bounds[r+1]]
+}
+
+// groupOrder returns the items 0..n-1 ordered by group (stable), with
+// group(k) in [0, groups), and the bounds of each group in that order.
+func groupOrder(n, groups int, group func(k int) int) (order []int, bounds []int) {
+	bounds = make([]int, groups+1)
+	for k := range n {
+		bounds[group(k)+1]++
+	}
+	for g := range groups {
+		bounds[g+1] += bounds[g]
+	}
+	next := append([]int(nil), bounds[:groups]...)
+	order = make([]int, n)
+	for k := range n {
+		g := group(k)
+		order[next[g]] = k
+		next[g]++
+	}
+	return order, bounds
+}
+
+// exchangeRounds sends item i to rank dest(i), in rounds of at most budget
+// bytes from each rank, and calls recv with what arrives in each round
+// (grouped by source). It is collective.
+func exchangeRounds[T any](c *collective.Comm, items []T, dest func(i int) int, budget int, recv func(got []T) error) error {
+	order, _ := groupOrder(len(items), c.Size(), dest)
+	var zero T
+	size := max(1, int(unsafe.Sizeof(zero)))
+	per := max(1, budget/size)
+	bounds := []int{0}
+	for k := per; k < len(order); k += per {
+		bounds = append(bounds, k)
+	}
+	if len(order) > 0 {
+		bounds = append(bounds, len(order))
+	}
+	rounds, err := agreeRounds(c, bounds)
+	if err != nil {
+		return err
+	}
+	counts := make([]int, c.Size())
+	var send, got []T
+	for r := range rounds {
+		ch := chunk(order, bounds, r)
+		clear(counts)
+		send = send[:0]
+		for _, i := range ch {
+			counts[dest(i)]++
+			send = append(send, items[i])
+		}
+		if got, _, err = collective.AlltoallvInto(c, send, counts, got); err != nil {
+			return err
+		}
+		if err := recv(got); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// requestRounds looks keys up at their owners with collective.Request, at
+// most budget/8 keys from each rank per round, and returns the answers in
+// key order. It is collective.
+func requestRounds[V any](c *collective.Comm, keys []int64, owner func(int64) int, answer func(src int, keys []int64) ([]V, error), budget int) ([]V, error) {
+	per := max(1, budget/8)
+	rounds, err := collective.Max(c, int64((len(keys)+per-1)/per))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]V, 0, len(keys))
+	for r := range int(rounds) {
+		lo, hi := min(r*per, len(keys)), min((r+1)*per, len(keys))
+		got, err := collective.Request(c, keys[lo:hi], owner, answer)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, got...)
+	}
+	return out, nil
+}

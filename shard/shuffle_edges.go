@@ -1,0 +1,152 @@
+package shard
+
+import (
+	"math"
+
+	"gnnrun/collective"
+)
+
+// Edge shuffle: every edge goes to the partition of its destination node
+// (DGL's rule: a partition holds all in-edges of its inner nodes, so
+// sampling a node's neighbours is local to its owner), with its data rows.
+// On the wire an edge is its new endpoints and a key holding its type and
+// type-wise input ID; its rows follow in a second all-to-all, the arrays of
+// its type concatenated in name order.
+
+// edgeRec is an edge on the wire.
+type edgeRec struct {
+	Src, Dst int64
+	Key      int64 // type<<keyShift | type-wise input edge ID
+}
+
+// keyShift leaves 47 bits for type-wise edge IDs.
+const keyShift = 48
+
+func edgeKey(t int16, id int64) int64 { return int64(t)<<keyShift | id }
+
+func keyType(k int64) int16 { return int16(k >> keyShift) }
+
+func keyID(k int64) int64 { return k & (1<<keyShift - 1) }
+
+// saltEdge salts the hashes of edges.
+const saltEdge = 0x65646765
+
+// edgeHash hashes an edge's key and endpoints.
+func edgeHash(r edgeRec) uint64 {
+	return mix(mix(uint64(r.Key)^saltEdge^uint64(r.Src)*0x9e3779b97f4a7c15) ^ uint64(r.Dst)*0xc2b2ae3d27d4eb4f)
+}
+
+// edgeArraysOf returns, per edge type, the indices of its arrays in
+// d.edgeArrays.
+func (d *dispatcher) edgeArraysOf() [][]int {
+	out := make([][]int, d.E)
+	for a, arr := range d.edgeArrays {
+		out[arr.t] = append(out[arr.t], a)
+	}
+	return out
+}
+
+// edgeOrder is this rank's edges grouped by partition (stable), as int32
+// indices when they fit (half the memory), and the groups' bounds.
+type edgeOrder struct {
+	small  []int32
+	large  []int64
+	bounds []int
+}
+
+func (d *dispatcher) edgeOrder() *edgeOrder {
+	n := d.g.Edges.Len()
+	o := &edgeOrder{bounds: make([]int, d.K+1)}
+	for _, p := range d.epart {
+		o.bounds[p+1]++
+	}
+	for p := range d.K {
+		o.bounds[p+1] += o.bounds[p]
+	}
+	next := append([]int(nil), o.bounds[:d.K]...)
+	if n <= math.MaxInt32 {
+		o.small = make([]int32, n)
+		for k, p := range d.epart {
+			o.small[next[p]] = int32(k)
+			next[p]++
+		}
+	} else {
+		o.large = make([]int64, n)
+		for k, p := range d.epart {
+			o.large[next[p]] = int64(k)
+			next[p]++
+		}
+	}
+	return o
+}
+
+// at returns the i-th edge in partition order.
+func (o *edgeOrder) at(i int) int {
+	if o.small != nil {
+		return int(o.small[i])
+	}
+	return int(o.large[i])
+}
+
+// shuffleEdges sends this rank's edges of the wave of partitions [first,
+// last) (positions [a, b) of the order, grouped by destination) in rounds,
+// and hands what arrives to pw.
+func (d *dispatcher) shuffleEdges(pw *partWriter, o *edgeOrder, first, last int) error {
+	e := d.g.Edges
+	a, b := o.bounds[first], o.bounds[last]
+	bounds := chunkBounds(b-a, func(i int) int { return 24 + d.edgeRow[e.TypeOf(o.at(a+i))] }, d.o.budget)
+	rounds, err := agreeRounds(d.c, bounds)
+	if err != nil {
+		return err
+	}
+	d.res.EdgeRounds += rounds
+	arraysOf := d.edgeArraysOf()
+	counts := make([]int, d.P)
+	byteCounts := make([]int, d.P)
+	recs, recvRecs, rows, recvRows := d.buf.erecs, d.buf.erecv, d.buf.rows, d.buf.recv
+	defer func() { d.buf.erecs, d.buf.erecv, d.buf.rows, d.buf.recv = recs, recvRecs, rows, recvRows }()
+	for r := range rounds {
+		lo, hi := a, a
+		if r+1 < len(bounds) {
+			lo, hi = a+bounds[r], a+bounds[r+1]
+		}
+		clear(counts)
+		clear(byteCounts)
+		recs, rows = recs[:0], rows[:0]
+		for i := lo; i < hi; i++ {
+			k := o.at(i)
+			t := e.TypeOf(k)
+			rec := edgeRec{Src: e.Src[k], Dst: e.Dst[k], Key: edgeKey(t, e.ID[k])}
+			dst := int(d.epart[k]) - first
+			counts[dst]++
+			byteCounts[dst] += d.edgeRow[t]
+			recs = append(recs, rec)
+			d.sent.edges.n++
+			d.sent.edges.ids.Add(edgeHash(rec))
+			for _, a := range arraysOf[t] {
+				row := d.edgeArrays[a].data.Row(int64(k))
+				rows = append(rows, row...)
+				d.sent.edges.rows.Add(arrayRowHash(a, rec.Key, row))
+			}
+		}
+		d.res.EdgeBytes += int64(24*len(recs) + len(rows))
+		err := d.comm("edges", func() (err error) {
+			if recvRecs, _, err = collective.AlltoallvInto(d.c, recs, counts, recvRecs); err != nil {
+				return err
+			}
+			recvRows = recvRows[:0]
+			if len(d.edgeArrays) > 0 {
+				recvRows, _, err = collective.AlltoallvInto(d.c, rows, byteCounts, recvRows)
+			}
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if err := pw.acceptEdges(recvRecs, recvRows, arraysOf); err != nil {
+			return err
+		}
+		d.o.progress("edges", int64(hi), int64(e.Len()))
+	}
+	return nil
+}
