@@ -2,6 +2,8 @@ package parmetis
 
 import (
 	"fmt"
+	"runtime"
+	"slices"
 
 	"gnnrun/collective"
 	"gnnrun/graph"
@@ -35,6 +37,10 @@ type buildArc struct {
 	In          int64
 }
 
+// Build's phases each drop arrays of the size of a rank's arcs: it collects
+// garbage between them, so the next phase reuses that memory instead of
+// growing the heap (pointer-free arrays make these collections cheap).
+
 // Build assembles the distributed graph from every rank's share of the
 // input edges: it symmetrises, drops self loops and zero-weight edges,
 // merges parallel edges (summing weights) and spreads the vertices over the
@@ -46,17 +52,21 @@ func Build(c *collective.Comm, in Input) (*DistGraph, BuildStats, error) {
 	if err := checkInput(c, in); err != nil {
 		return nil, st, err
 	}
-	even := graph.EvenBook(in.N, c.Size())
+	n := in.N
+	even := graph.EvenBook(n, c.Size())
 	arcs, err := shipArcs(c, in, even)
 	if err != nil {
 		return nil, st, err
 	}
+	in = Input{} // let the input's arrays go if the caller dropped them
+	runtime.GC()
 	rows := mergeArcs(arcs, even.Bounds[c.Rank()], even.Size(c.Rank()), &st)
 	arcs = nil
+	runtime.GC()
 	if err := sumStats(c, &st); err != nil {
 		return nil, st, err
 	}
-	dist, err := balancedBook(c, rows, in.N)
+	dist, err := balancedBook(c, rows, n)
 	if err != nil {
 		return nil, st, err
 	}
@@ -64,6 +74,7 @@ func Build(c *collective.Comm, in Input) (*DistGraph, BuildStats, error) {
 	if err != nil {
 		return nil, st, err
 	}
+	runtime.GC()
 	g, err := rows.toGraph(c, dist)
 	return g, st, err
 }
@@ -201,20 +212,18 @@ func balancedBook(c *collective.Comm, r rows, n int64) (graph.Book, error) {
 // rowHead is a vertex's degree and in-degree on its way to a new owner.
 type rowHead struct{ Deg, In int64 }
 
-// neighbour is one adjacency entry on its way to a new owner.
-type neighbour struct{ To, W int64 }
-
 // moveRows sends the rows from the ranges of from to those of to.
 func moveRows(c *collective.Comm, r rows, from, to graph.Book) (rows, error) {
+	if slices.Equal(from.Bounds, to.Bounds) {
+		return r, nil
+	}
 	n := c.Size()
 	heads := make([][]rowHead, n)
 	nbrs := make([][]neighbour, n)
 	for v := range int64(len(r.xadj) - 1) {
 		o := to.Owner(r.lo + v)
 		heads[o] = append(heads[o], rowHead{r.xadj[v+1] - r.xadj[v], r.indeg[v]})
-		for e := r.xadj[v]; e < r.xadj[v+1]; e++ {
-			nbrs[o] = append(nbrs[o], neighbour{r.adj[e], r.wgt[e]})
-		}
+		nbrs[o] = append(nbrs[o], r.nbr[r.xadj[v]:r.xadj[v+1]]...)
 	}
 	gh, err := collective.Exchange(c, heads)
 	if err != nil {
@@ -231,10 +240,8 @@ func moveRows(c *collective.Comm, r rows, from, to graph.Book) (rows, error) {
 			out.xadj = append(out.xadj, out.xadj[len(out.xadj)-1]+h.Deg)
 			out.indeg = append(out.indeg, h.In)
 		}
-		for _, nb := range gn[s] {
-			out.adj = append(out.adj, nb.To)
-			out.wgt = append(out.wgt, nb.W)
-		}
+		out.nbr = append(out.nbr, gn[s]...)
+		gn[s] = nil
 	}
 	if int64(len(out.indeg)) != hi-lo {
 		return rows{}, fmt.Errorf("parmetis: rank %d received %d rows for its %d vertices", c.Rank(), len(out.indeg), hi-lo)
@@ -246,12 +253,16 @@ func moveRows(c *collective.Comm, r rows, from, to graph.Book) (rows, error) {
 // indices, ghosts and a halo.
 func (r rows) toGraph(c *collective.Comm, dist graph.Book) (*DistGraph, error) {
 	lo, hi := dist.Range(c.Rank())
-	adj := make([]int32, len(r.adj))
-	ghosts, err := localIndexer(lo, hi, r.adj, adj)
+	adj := make([]int32, len(r.nbr))
+	wgt := make([]int64, len(r.nbr))
+	for i, e := range r.nbr {
+		wgt[i] = e.W
+	}
+	ghosts, err := localIndexer(lo, hi, r.nbr, adj)
 	if err != nil {
 		return nil, err
 	}
-	g := &DistGraph{Dist: dist, NCon: 1, Xadj: r.xadj, Adj: adj, Adjwgt: r.wgt, Ghosts: ghosts, InDeg: r.indeg, c: c}
+	g := &DistGraph{Dist: dist, NCon: 1, Xadj: r.xadj, Adj: adj, Adjwgt: wgt, Ghosts: ghosts, InDeg: r.indeg, c: c}
 	g.Vwgt = make([]int64, hi-lo)
 	for i := range g.Vwgt {
 		g.Vwgt[i] = 1

@@ -69,8 +69,10 @@ func (q *fmQueue) pop() (gainItem, bool) {
 	return gainItem{}, false
 }
 
-// bestMove returns v's best move in this phase's direction that fits the
-// weight view w and the inflow budget, and its gain; -1 when there is none.
+// bestMove returns v's best move that fits the weight view w and the
+// inflow budget (nil: none), and its gain; -1 when there is none. With a
+// part order perm, only moves in the phase's direction count; among equal
+// gains the less loaded part wins.
 func (r *refiner) bestMove(v int32, perm []int32, phase int, w, budget []int64) (int32, int64) {
 	pb, nc := r.pb, r.g.NCon
 	a := r.full[v]
@@ -81,7 +83,8 @@ func (r *refiner) bestMove(v int32, perm []int32, phase int, w, budget []int64) 
 		if b == a || (perm != nil && (phase == 0) != (perm[a] < perm[b])) || !pb.fits(w, int(b), vw) || !withinBudget(budget, int(b), vw) {
 			continue
 		}
-		if g := r.conn[b] - r.conn[a]; best < 0 || g > bestGain {
+		g := r.conn[b] - r.conn[a]
+		if best < 0 || g > bestGain || (g == bestGain && pb.load(w, int(b), nil, 0) < pb.load(w, int(best), nil, 0)) {
 			best, bestGain = b, g
 		}
 	}
@@ -89,6 +92,9 @@ func (r *refiner) bestMove(v int32, perm []int32, phase int, w, budget []int64) 
 }
 
 func withinBudget(budget []int64, p int, vw []int64) bool {
+	if budget == nil {
+		return true
+	}
 	nc := len(vw)
 	for c := range nc {
 		if vw[c] > budget[p*nc+c] {

@@ -52,15 +52,16 @@ func (g *DistGraph) GID(i int32) int64 {
 func (g *DistGraph) Comm() *collective.Comm { return g.c }
 
 // localIndexer maps the global IDs of an adjacency to local indices in
-// place of adj: owned vertices [lo, hi) to [0, hi-lo), the others, made
+// out: owned vertices [lo, hi) to [0, hi-lo), the others, made
 // ghosts, to hi-lo onwards in the order of their IDs. It returns the ghosts'
 // global IDs, sorted. Remote IDs are radix-sorted with their positions, so
 // the cost is linear in the arcs.
-func localIndexer(lo, hi int64, adj []int64, out []int32) (ghosts []int64, err error) {
+func localIndexer(lo, hi int64, adj []neighbour, out []int32) (ghosts []int64, err error) {
 	var keys []uint64
 	var pos []int32
 	limit := uint64(1)
-	for i, u := range adj {
+	for i, e := range adj {
+		u := e.To
 		if u >= lo && u < hi {
 			out[i] = int32(u - lo)
 			continue

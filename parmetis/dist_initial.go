@@ -14,6 +14,10 @@ func (g *DistGraph) Replicate() (*Graph, error) {
 	if g.N() > math.MaxInt32 {
 		return nil, fmt.Errorf("parmetis: cannot replicate a graph of %d vertices", g.N())
 	}
+	if g.c.Size() == 1 {
+		// One rank: local indices are global IDs; share the arrays.
+		return &Graph{NCon: g.NCon, Xadj: g.Xadj, Adjncy: g.Adj, Adjwgt: g.Adjwgt, Vwgt: g.Vwgt}, nil
+	}
 	nl := g.NLocal()
 	deg := make([]int64, nl)
 	adj := make([]int32, len(g.Adj))

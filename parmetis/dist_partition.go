@@ -2,9 +2,9 @@ package parmetis
 
 import (
 	"errors"
-	"runtime"
 	"fmt"
 	"math"
+	"runtime"
 	"time"
 
 	"gnnrun/collective"

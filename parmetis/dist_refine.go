@@ -146,33 +146,18 @@ func (r *refiner) refine() error {
 // positive gain that keeps within the bounds (or zero gain that improves
 // balance), in one direction of perm; it reports whether any rank moved.
 func (r *refiner) phase(order []int32, perm []int32, phase int) (bool, error) {
-	g, pb := r.g, r.pb
-	nc := g.NCon
-	w := slices.Clone(pb.w)
+	nc := r.g.NCon
+	w := slices.Clone(r.pb.w)
 	var moves []move
 	for _, v := range order {
 		a := r.full[v]
-		parts := r.connectivity(v)
-		if len(parts) == 0 || (len(parts) == 1 && parts[0] == a) {
+		b, gain := r.bestMove(v, perm, phase, w, nil)
+		if b < 0 || gain < 0 || (gain == 0 && !r.pb.betterBalanced(w, int(a), int(b), r.g.Vwgt[int(v)*nc:int(v+1)*nc])) {
 			continue
 		}
-		vw := g.Vwgt[int(v)*nc : int(v+1)*nc]
-		internal := r.conn[a]
-		best, bestGain := int32(-1), int64(0)
-		for _, b := range parts {
-			if b == a || (phase == 0) != (perm[a] < perm[b]) || !pb.fits(w, int(b), vw) {
-				continue
-			}
-			gain := r.conn[b] - internal
-			if best < 0 || gain > bestGain || (gain == bestGain && pb.load(w, int(b), nil, 0) < pb.load(w, int(best), nil, 0)) {
-				best, bestGain = b, gain
-			}
-		}
-		if best < 0 || bestGain < 0 || (bestGain == 0 && !pb.betterBalanced(w, int(a), int(best), vw)) {
-			continue
-		}
-		r.apply(w, move{v, a, best, bestGain})
-		moves = append(moves, move{v, a, best, bestGain})
+		m := move{v, a, b, gain}
+		r.apply(w, m)
+		moves = append(moves, m)
 	}
 	return r.settle(moves, true)
 }

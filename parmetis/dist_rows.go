@@ -4,45 +4,51 @@ import (
 	"slices"
 )
 
-// rows is a CSR over a contiguous range of vertices with global neighbour IDs.
+// rows is a CSR over a contiguous range of vertices with global neighbour
+// IDs: the neighbours of vertex lo+v are nbr[xadj[v]:xadj[v+1]].
 type rows struct {
 	lo    int64
 	xadj  []int64
-	adj   []int64
-	wgt   []int64
+	nbr   []neighbour
 	indeg []int64
 }
 
+// neighbour is one adjacency entry: a global vertex ID and the weight.
+type neighbour struct{ To, W int64 }
+
 // rowsFromArcs builds the rows of the n vertices from lo out of arcs that
-// arrived in any order, in several slices: a counting sort by tail, then a
-// sort of each row by head, merging parallel arcs (summing weights) and
-// dropping self loops and zero weights. It returns how many parallel arcs
-// it merged. It runs in O(arcs log degree) without a global sort.
+// arrived in any order, in several slices, which it consumes (each slice is
+// released once copied): a counting sort by tail into 16-byte neighbour
+// entries, then a sort of each row by head, merging parallel arcs (summing
+// weights) and dropping self loops and zero weights in place. It returns how
+// many parallel arcs it merged. It runs in O(arcs log degree) without a
+// global sort, and holds at most the arcs plus their entries at once.
 func rowsFromArcs(lo, n int64, parts [][]arc) (rows, int64) {
-	count := make([]int64, n+1)
+	xadj := make([]int64, n+1)
 	total := 0
 	for _, p := range parts {
 		total += len(p)
 		for _, a := range p {
-			count[a.From-lo+1]++
+			xadj[a.From-lo+1]++
 		}
 	}
 	for v := range n {
-		count[v+1] += count[v]
+		xadj[v+1] += xadj[v]
 	}
-	sorted := make([]arc, total)
-	next := slices.Clone(count[:n])
-	for _, p := range parts {
+	nbr := make([]neighbour, total)
+	next := slices.Clone(xadj[:n])
+	for i, p := range parts {
 		for _, a := range p {
-			sorted[next[a.From-lo]] = a
+			nbr[next[a.From-lo]] = neighbour{a.To, a.W}
 			next[a.From-lo]++
 		}
+		parts[i] = nil
 	}
-	r := rows{lo: lo, xadj: make([]int64, n+1), adj: make([]int64, 0, total), wgt: make([]int64, 0, total)}
 	var merged int64
+	out := int64(0)
 	for v := range n {
-		row := sorted[count[v]:count[v+1]]
-		slices.SortFunc(row, func(x, y arc) int {
+		row := nbr[xadj[v]:xadj[v+1]]
+		slices.SortFunc(row, func(x, y neighbour) int {
 			if x.To < y.To {
 				return -1
 			}
@@ -51,19 +57,20 @@ func rowsFromArcs(lo, n int64, parts [][]arc) (rows, int64) {
 			}
 			return 0
 		})
-		start := len(r.adj)
-		for _, a := range row {
+		start, self := out, lo+v
+		for _, e := range row {
 			switch {
-			case a.To == a.From || a.W == 0:
-			case len(r.adj) > start && r.adj[len(r.adj)-1] == a.To:
-				r.wgt[len(r.wgt)-1] += a.W
+			case e.To == self || e.W == 0:
+			case out > start && nbr[out-1].To == e.To:
+				nbr[out-1].W += e.W
 				merged++
 			default:
-				r.adj = append(r.adj, a.To)
-				r.wgt = append(r.wgt, a.W)
+				nbr[out] = e
+				out++
 			}
 		}
-		r.xadj[v+1] = int64(len(r.adj))
+		xadj[v] = start
 	}
-	return r, merged
+	xadj[n] = out
+	return rows{lo: lo, xadj: xadj, nbr: nbr[:out:out]}, merged
 }

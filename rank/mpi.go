@@ -136,10 +136,12 @@ func newMPIComm(h C.MPI_Fint, t *trafficCounter) (*mpiComm, error) {
 	return &mpiComm{h: h, rank: int(r), size: int(s), host: host, traffic: t}, nil
 }
 
-func (c *mpiComm) Rank() int        { return c.rank }
-func (c *mpiComm) Size() int        { return c.size }
-func (c *mpiComm) Host() string     { return c.host }
-func (c *mpiComm) Traffic() Traffic { return Traffic{Sent: c.traffic.sent.Load(), Received: c.traffic.received.Load()} }
+func (c *mpiComm) Rank() int    { return c.rank }
+func (c *mpiComm) Size() int    { return c.size }
+func (c *mpiComm) Host() string { return c.host }
+func (c *mpiComm) Traffic() Traffic {
+	return Traffic{Sent: c.traffic.sent.Load(), Received: c.traffic.received.Load()}
+}
 
 func check(what string, rc C.int) error {
 	if rc != C.MPI_SUCCESS {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 
 	"github.com/spf13/pflag"
 
@@ -18,6 +19,12 @@ import (
 func init() {
 	// MPI is initialised and finalised on the main thread.
 	runtime.LockOSThread()
+	// Stages hold arrays of the size of a rank's share of the graph: let the
+	// heap grow 50% over live data before collecting rather than Go's 100%,
+	// trading a little CPU for a lower peak. GOGC in the environment wins.
+	if _, ok := os.LookupEnv("GOGC"); !ok {
+		debug.SetGCPercent(50)
+	}
 }
 
 func main() {

@@ -14,11 +14,13 @@ import (
 // distributed graph; edge weights must be whole numbers.
 func buildForPartition(e *env, g *graphio.Graph) (*parmetis.DistGraph, parmetis.BuildStats, error) {
 	in := parmetis.Input{N: g.Meta.TotalNodes(), Src: g.Edges.Src, Dst: g.Edges.Dst, Symmetric: g.Format == graphio.InMETIS}
-	if w := g.Edges.Weight; w != nil {
+	w := g.Edges.Weight
+	g.Edges = nil // Build frees the edges as it ships them
+	if w != nil {
 		in.Weight = make([]int64, len(w))
 		for i, x := range w {
 			if x != float32(math.Round(float64(x))) {
-				return nil, parmetis.BuildStats{}, fmt.Errorf("%s: edge %d -> %d has weight %v; the partitioner needs whole-number weights", g.Path, g.Edges.Src[i], g.Edges.Dst[i], x)
+				return nil, parmetis.BuildStats{}, fmt.Errorf("%s: edge %d -> %d has weight %v; the partitioner needs whole-number weights", g.Path, in.Src[i], in.Dst[i], x)
 			}
 			in.Weight[i] = int64(x)
 		}

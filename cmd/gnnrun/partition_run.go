@@ -68,7 +68,3 @@ func printPartitionSummary(e *env, g *graphio.Graph, dg *parmetis.DistGraph, bst
 	e.rec.Set("levels", res.Levels)
 	e.rec.Set("phase_seconds", res.Seconds)
 }
-
-// commas is report.Count under the name the dispatch commands use.
-// TODO(lead): call report.Count there and drop this once dispatch lands.
-func commas(n int64) string { return report.Count(n) }
