@@ -158,7 +158,7 @@ func TestNpz(t *testing.T) {
 		w.Write(data)
 	}
 	npy := func(d graph.DType, data []byte, shape ...int64) []byte {
-		return append(npyHeaderBytes(d, shape), data...)
+		return append(EncodeNpyHeader(d, shape), data...)
 	}
 	// CSR of 4 nodes: 0->1, 0->2, 2->3, 3->0.
 	add("adj_indptr.npy", zip.Store, npy(graph.Int32, graph.AsBytes([]int32{0, 2, 2, 3, 4}), 5))

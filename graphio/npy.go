@@ -147,11 +147,11 @@ func parseNpyDict(prefix, dict []byte) (descr string, fortran bool, shape []int,
 	return rd.Header.Descr.Type, rd.Header.Descr.Fortran, rd.Header.Descr.Shape, nil
 }
 
-// npyHeaderBytes returns a header for an array of dtype d and shape: format
+// EncodeNpyHeader returns the .npy header of an array of dtype d and shape: format
 // 1.0 when it fits, else 2.0, padded with spaces so the data starts at a
 // multiple of 64 bytes (what NumPy writes), which keeps every element type
 // aligned when the file is memory-mapped.
-func npyHeaderBytes(d graph.DType, shape []int64) []byte {
+func EncodeNpyHeader(d graph.DType, shape []int64) []byte {
 	dict := fmt.Sprintf("{'descr': '%s', 'fortran_order': False, 'shape': %s, }", d.Descr(), graph.ShapeString(shape))
 	for _, pre := range []int{10, 12} {
 		total := (pre + len(dict) + 1 + 63) / 64 * 64
@@ -200,7 +200,7 @@ func CreateNpy(path string, d graph.DType, shape ...int64) (*NpyWriter, error) {
 	w := &NpyWriter{path: path, tmp: f.Name(), f: f, w: bufio.NewWriterSize(f, 1<<20)}
 	h := NpyHeader{DType: d, Shape: shape}
 	w.want = h.DataBytes()
-	if _, err := w.w.Write(npyHeaderBytes(d, shape)); err != nil {
+	if _, err := w.w.Write(EncodeNpyHeader(d, shape)); err != nil {
 		w.Abort()
 		return nil, fmt.Errorf("graphio: %s: %w", path, err)
 	}

@@ -8,17 +8,24 @@ import "math/bits"
 // most one vertex and the result does not depend on the rank count. It is
 // the baseline every cut is compared with.
 func RandomParts(g *DistGraph, k int, seed uint64) []int32 {
-	n := g.N()
-	perm := newFeistel(n, seed)
+	partOf := RandomAssigner(g.N(), k, seed)
 	part := make([]int32, g.NLocal())
 	lo := g.Lo()
 	for v := range part {
-		x := perm.apply(lo + int64(v))
-		hi, lo64 := bits.Mul64(uint64(x), uint64(k))
-		q, _ := bits.Div64(hi, lo64, uint64(n))
-		part[v] = int32(q)
+		part[v] = partOf(lo + int64(v))
 	}
 	return part
+}
+
+// RandomAssigner returns the part RandomParts gives each vertex ID of a
+// graph of n vertices, as a function any rank can evaluate for any ID.
+func RandomAssigner(n int64, k int, seed uint64) func(id int64) int32 {
+	perm := newFeistel(n, seed)
+	return func(id int64) int32 {
+		hi, lo := bits.Mul64(uint64(perm.apply(id)), uint64(k))
+		q, _ := bits.Div64(hi, lo, uint64(n))
+		return int32(q)
+	}
 }
 
 // feistel is a pseudo-random permutation of [0, n): a 4-round Feistel

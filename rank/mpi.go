@@ -221,9 +221,15 @@ func allreduceMPI[T int64 | float64](c *mpiComm, in, out []T, op Op, isFloat C.i
 	if len(in) != len(out) {
 		return fmt.Errorf("rank: allreduce of %d values into %d", len(in), len(out))
 	}
+	// The slices may lie inside objects that hold pointers (a counter in a
+	// struct), which cgo refuses to see; pinned, they go as addresses.
+	var p runtime.Pinner
+	defer p.Unpin()
 	for lo := 0; lo < len(in); lo += reduceChunk {
 		hi := min(lo+reduceChunk, len(in))
-		ip, op2 := unsafe.Pointer(&in[lo]), unsafe.Pointer(&out[lo])
+		p.Pin(&in[lo])
+		p.Pin(&out[lo])
+		ip, op2 := C.uintptr_t(uintptr(unsafe.Pointer(&in[lo]))), C.uintptr_t(uintptr(unsafe.Pointer(&out[lo])))
 		if err := check("MPI_Allreduce", C.gn_allreduce(c.h, isFloat, ip, op2, C.int(hi-lo), C.int(op))); err != nil {
 			return err
 		}

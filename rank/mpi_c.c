@@ -109,10 +109,10 @@ int gn_allgatherv(MPI_Fint c, int n, uintptr_t sp, int sc, const uintptr_t *rp, 
 	return err;
 }
 
-int gn_allreduce(MPI_Fint c, int isfloat, void *in, void *out, int n, int op) {
+int gn_allreduce(MPI_Fint c, int isfloat, uintptr_t in, uintptr_t out, int n, int op) {
 	MPI_Op mop = op == 0 ? MPI_SUM : op == 1 ? MPI_MIN : MPI_MAX;
 	MPI_Datatype t = isfloat ? MPI_DOUBLE : MPI_INT64_T;
-	return MPI_Allreduce(in == out ? MPI_IN_PLACE : in, out, n, t, mop, MPI_Comm_f2c(c));
+	return MPI_Allreduce(in == out ? MPI_IN_PLACE : (void *)in, (void *)out, n, t, mop, MPI_Comm_f2c(c));
 }
 
 int gn_bcast(MPI_Fint c, void *buf, int n, int root) { return MPI_Bcast(buf, n, MPI_BYTE, root, MPI_Comm_f2c(c)); }

@@ -49,3 +49,22 @@ func TestMPISingleton(t *testing.T) {
 		t.Fatal("negative color accepted")
 	}
 }
+
+// TestMPIAllreduceInsidePointerfulStruct reduces an array that lives in a
+// struct holding pointers: cgo's pointer check refuses such memory unless the
+// layer passes it as a pinned address.
+func TestMPIAllreduceInsidePointerfulStruct(t *testing.T) {
+	c, err := World()
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder := &struct {
+		name *string
+		sums [4]int64
+	}{sums: [4]int64{1, 2, 3, 4}}
+	s := "x"
+	holder.name = &s
+	if err := c.AllreduceInt64(holder.sums[:], holder.sums[:], Sum); err != nil || holder.sums != [4]int64{1, 2, 3, 4} {
+		t.Fatalf("got %v, %v", holder.sums, err)
+	}
+}

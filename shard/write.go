@@ -2,8 +2,7 @@ package shard
 
 import (
 	"bufio"
-	"encoding/binary"
-	"fmt"
+	"gnnrun/graphio"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,33 +12,6 @@ import (
 
 	"gnnrun/graph"
 )
-
-// npyHeader returns the .npy header of an array of dtype d and shape, as
-// NumPy writes it: format 1.0 when the dictionary fits (else 2.0), padded
-// with spaces so the data starts at a multiple of 64 bytes, which keeps
-// every element aligned when the file is memory-mapped.
-func npyHeader(d graph.DType, shape []int64) []byte {
-	dict := fmt.Sprintf("{'descr': '%s', 'fortran_order': False, 'shape': %s, }", d.Descr(), graph.ShapeString(shape))
-	pre := 10
-	if (pre+len(dict)+1+63)/64*64-pre > 0xffff {
-		pre = 12
-	}
-	total := (pre + len(dict) + 1 + 63) / 64 * 64
-	b := make([]byte, 0, total)
-	b = append(b, "\x93NUMPY"...)
-	if pre == 10 {
-		b = append(b, 1, 0)
-		b = binary.LittleEndian.AppendUint16(b, uint16(total-pre))
-	} else {
-		b = append(b, 2, 0)
-		b = binary.LittleEndian.AppendUint32(b, uint32(total-pre))
-	}
-	b = append(b, dict...)
-	for len(b) < total-1 {
-		b = append(b, ' ')
-	}
-	return append(b, '\n')
-}
 
 // tempFile creates a temporary file beside path, so a rename moves it into
 // place atomically.
@@ -89,7 +61,7 @@ func writeArray(path string, d graph.DType, shape []int64, data []byte) error {
 		}
 		w = enc
 	}
-	if _, err := w.Write(npyHeader(d, shape)); err != nil {
+	if _, err := w.Write(graphio.EncodeNpyHeader(d, shape)); err != nil {
 		return fail(err)
 	}
 	for len(data) > 0 {
@@ -141,7 +113,7 @@ func createRowFile(path string, d graph.DType, shape []int64) (*rowFile, error) 
 	if err != nil {
 		return nil, err
 	}
-	hdr := npyHeader(d, shape)
+	hdr := graphio.EncodeNpyHeader(d, shape)
 	t := graph.Tensor{DType: d, Shape: shape}
 	rf := &rowFile{path: path, f: f, hdr: int64(len(hdr)), rowBytes: int64(t.RowBytes()), rows: t.Rows()}
 	if _, err := f.Write(hdr); err != nil {

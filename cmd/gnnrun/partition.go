@@ -115,36 +115,53 @@ func runPartition(e *env, args []string) error {
 	if int64(f.parts) > g.Meta.TotalNodes() {
 		return fmt.Errorf("--parts %d exceeds the %d nodes of %s", f.parts, g.Meta.TotalNodes(), f.in)
 	}
-	end = e.stage("build")
-	dg, bst, err := buildForPartition(e, g)
-	end()
-	if err != nil {
-		return err
+	var res *parmetis.Result
+	var lo int64
+	var bst parmetis.BuildStats
+	var names []string
+	if f.algo == "random" {
+		end = e.stage("partition")
+		lo, res, names, err = randomPartition(e, g, o, f.balance)
+		end()
+	} else {
+		lo, res, bst, names, err = multilevelPartition(e, g, do, f)
 	}
-	ncon, vw, names, err := vertexWeights(e, g, dg, f.balance)
-	if err != nil {
-		return err
-	}
-	if err := dg.SetVertexWeights(ncon, vw); err != nil {
-		return err
-	}
-	if len(o.Imbalance) > 1 && len(o.Imbalance) != ncon {
-		return fmt.Errorf("--imbalance has %d values for the %d constraints %v", len(o.Imbalance), ncon, names)
-	}
-	end = e.stage("partition")
-	res, err := partitionGraph(dg, do, f)
-	end()
 	if err != nil {
 		return err
 	}
 	end = e.stage("write")
-	files, err := graphio.WriteAssignment(e.comm, f.out, &g.Meta, dg.Lo(), res.Part, o.Parts)
+	files, err := graphio.WriteAssignment(e.comm, f.out, &g.Meta, lo, res.Part, o.Parts)
 	end()
 	if err != nil {
 		return err
 	}
-	printPartitionSummary(e, g, dg, bst, res, names, o, files)
+	printPartitionSummary(e, g, bst, res, names, o, files)
 	return nil
+}
+
+// multilevelPartition builds the partitioner's graph and partitions it; it
+// returns the first node ID of this rank's parts.
+func multilevelPartition(e *env, g *graphio.Graph, do parmetis.DistOptions, f partitionArgs) (int64, *parmetis.Result, parmetis.BuildStats, []string, error) {
+	end := e.stage("build")
+	dg, bst, err := buildForPartition(e, g)
+	end()
+	if err != nil {
+		return 0, nil, bst, nil, err
+	}
+	ncon, vw, names, err := vertexWeights(e, g, dg.Lo(), dg.NLocal(), dg.InDeg, f.balance)
+	if err != nil {
+		return 0, nil, bst, nil, err
+	}
+	if err := dg.SetVertexWeights(ncon, vw); err != nil {
+		return 0, nil, bst, nil, err
+	}
+	if len(do.Imbalance) > 1 && len(do.Imbalance) != ncon {
+		return 0, nil, bst, nil, fmt.Errorf("--imbalance has %d values for the %d constraints %v", len(do.Imbalance), ncon, names)
+	}
+	end = e.stage("partition")
+	res, err := partitionGraph(dg, do, f)
+	end()
+	return dg.Lo(), res, bst, names, err
 }
 
 // partitionOptions turns the flags into parmetis options.

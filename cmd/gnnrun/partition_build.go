@@ -71,16 +71,15 @@ func parseBalance(s string, g *graphio.Graph) ([]constraint, error) {
 	return out, nil
 }
 
-// vertexWeights computes the weights of the constraints for the vertices
-// this rank owns in dg, fetching mask and vwgt rows from the ranks that
+// vertexWeights computes the weights of the constraints for the n vertices
+// from lo (whose in-degrees are indeg), fetching mask and vwgt rows from the ranks that
 // read them. It returns the number of weights per vertex, the weights, and
 // a name for each.
-func vertexWeights(e *env, g *graphio.Graph, dg *parmetis.DistGraph, spec string) (int, []int64, []string, error) {
+func vertexWeights(e *env, g *graphio.Graph, lo int64, n int, indeg []int64, spec string) (int, []int64, []string, error) {
 	cons, err := parseBalance(spec, g)
 	if err != nil {
 		return 0, nil, nil, err
 	}
-	n, lo := dg.NLocal(), dg.Lo()
 	var cols [][]int64
 	var names []string
 	for _, c := range cons {
@@ -88,7 +87,7 @@ func vertexWeights(e *env, g *graphio.Graph, dg *parmetis.DistGraph, spec string
 		case conNodes:
 			cols, names = append(cols, constant(n, 1)), append(names, "nodes")
 		case conEdges:
-			cols, names = append(cols, dg.InDeg), append(names, "edges")
+			cols, names = append(cols, indeg), append(names, "edges")
 		case conNTypes:
 			for t, name := range g.Meta.NodeTypes {
 				col := make([]int64, n)

@@ -13,14 +13,6 @@ import (
 // partitionGraph runs the chosen algorithm, flat or hierarchical.
 func partitionGraph(dg *parmetis.DistGraph, do parmetis.DistOptions, f partitionArgs) (*parmetis.Result, error) {
 	o := do.Options
-	if f.algo == "random" {
-		part := parmetis.RandomParts(dg, o.Parts, o.Seed)
-		cut, imb, err := parmetis.Evaluate(dg, part, o)
-		if err != nil {
-			return nil, err
-		}
-		return &parmetis.Result{Part: part, Cut: cut, Imbalance: imb}, nil
-	}
 	if f.hierarchy == "" {
 		return parmetis.Partition(dg, do)
 	}
@@ -45,7 +37,7 @@ func parseHierarchy(s string, k int) (int, int, error) {
 	return a, b, nil
 }
 
-func printPartitionSummary(e *env, g *graphio.Graph, dg *parmetis.DistGraph, bst parmetis.BuildStats, res *parmetis.Result, names []string, o parmetis.Options, files []string) {
+func printPartitionSummary(e *env, g *graphio.Graph, bst parmetis.BuildStats, res *parmetis.Result, names []string, o parmetis.Options, files []string) {
 	m := &g.Meta
 	e.printf("partition: %s: %s nodes, %s edges into %d parts on %d ranks (%s, seed %d)\n",
 		g.Path, report.Count(m.TotalNodes()), report.Count(m.TotalEdges()), o.Parts, e.comm.Size(), partitionFlags.algo, o.Seed)
