@@ -295,10 +295,17 @@ func checkWindow(c *Comm, seed uint64, scale int) error {
 			}
 		}
 	}
+	blocks, err := getBlocks(w, seed, me, n, memLen)
+	if err != nil {
+		return err
+	}
 	if err := w.FlushAll(); err != nil {
 		return err
 	}
 	if err := w.UnlockAll(); err != nil {
+		return err
+	}
+	if err := blocks(); err != nil {
 		return err
 	}
 	for i, r := range reads {
@@ -309,6 +316,38 @@ func checkWindow(c *Comm, seed uint64, scale int) error {
 		}
 	}
 	return w.Free()
+}
+
+// getBlocks starts one GetBlocks per target, of pseudo-random blocks into
+// scattered places of one buffer, and returns the check to run after the
+// flush.
+func getBlocks(w rank.Window, seed uint64, me, n int, memLen func(int) int) (func() error, error) {
+	const size = 3
+	type block struct{ target, src, dst int }
+	var all []block
+	buf := make([]byte, size*8*n)
+	for t := range n {
+		var dst, src []int64
+		for i := range 8 {
+			h := mix(seed, uint64(me), uint64(t), uint64(i), 0xb10c)
+			b := block{t, int(h>>8) % (memLen(t) - size + 1), size * (t*8 + i*5%8)} // scattered in dst
+			all = append(all, b)
+			dst, src = append(dst, int64(b.dst)), append(src, int64(b.src))
+		}
+		if err := w.GetBlocks(buf, dst, t, src, size); err != nil {
+			return nil, err
+		}
+	}
+	return func() error {
+		for _, b := range all {
+			for k := range size {
+				if got, want := buf[b.dst+k], windowByte(seed, b.target, b.src+k); got != want {
+					return fmt.Errorf("rank %d: block byte %d of rank %d's window read as %d, want %d", me, b.src+k, b.target, got, want)
+				}
+			}
+		}
+		return nil
+	}, nil
 }
 
 func checkSplit(c *Comm, seed uint64, scale int) error {

@@ -109,6 +109,12 @@ type Window interface {
 	// Get starts a read of len(dst) bytes from target's memory at offset.
 	// dst must not be read or reused until Flush(target) or FlushAll.
 	Get(dst []byte, target int, offset int64) error
+	// GetBlocks starts reading len(src) blocks of size bytes from target's
+	// memory, block i from byte src[i], into dst at byte dst[i]: one
+	// operation however many rows, where a Get per row would pay the
+	// per-operation latency each time. mem must not be read or reused until
+	// the flush.
+	GetBlocks(mem []byte, dst []int64, target int, src []int64, size int) error
 	// Flush completes every Get to target.
 	Flush(target int) error
 	// FlushAll completes every outstanding Get.
@@ -117,6 +123,22 @@ type Window interface {
 	UnlockAll() error
 	// Free releases the window; it is collective.
 	Free() error
+}
+
+// checkBlocks validates the block lists of a GetBlocks into mem.
+func checkBlocks(mem []byte, dst, src []int64, size int) error {
+	if len(dst) != len(src) {
+		return fmt.Errorf("rank: %d destination and %d source offsets", len(dst), len(src))
+	}
+	if size < 0 || size > MaxMessage {
+		return fmt.Errorf("rank: block size %d outside [0,%d]", size, MaxMessage)
+	}
+	for i, d := range dst {
+		if d < 0 || d+int64(size) > int64(len(mem)) || src[i] < 0 {
+			return fmt.Errorf("rank: block %d: destination [%d,%d) outside %d bytes, or source offset %d negative", i, d, d+int64(size), len(mem), src[i])
+		}
+	}
+	return nil
 }
 
 // checkMessages validates the per-peer slices of a raw collective.

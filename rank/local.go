@@ -502,6 +502,18 @@ func (w *localWindow) Get(dst []byte, target int, offset int64) error {
 	return nil
 }
 
+func (w *localWindow) GetBlocks(mem []byte, dst []int64, target int, src []int64, size int) error {
+	if err := checkBlocks(mem, dst, src, size); err != nil {
+		return err
+	}
+	for i, d := range dst {
+		if err := w.Get(mem[d:d+int64(size)], target, src[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (w *localWindow) Flush(target int) error {
 	if !w.locked {
 		return errors.New("rank: window flush outside a lock epoch")

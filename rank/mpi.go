@@ -365,6 +365,41 @@ func (w *mpiWindow) Get(dst []byte, target int, offset int64) error {
 	return nil
 }
 
+// getBlocksChunk bounds the blocks of one MPI_Get, keeping its datatypes'
+// displacement arrays small.
+const getBlocksChunk = 1 << 16
+
+func (w *mpiWindow) GetBlocks(mem []byte, dst []int64, target int, src []int64, size int) error {
+	if target < 0 || target >= w.c.size {
+		return fmt.Errorf("rank: window get from rank %d of %d", target, w.c.size)
+	}
+	if err := checkBlocks(mem, dst, src, size); err != nil {
+		return err
+	}
+	if len(dst) == 0 || size == 0 {
+		return nil
+	}
+	p := w.pins[target]
+	if p == nil {
+		p = new(runtime.Pinner)
+		w.pins[target] = p
+	}
+	p.Pin(&mem[0])
+	addr := C.uintptr_t(uintptr(unsafe.Pointer(&mem[0])))
+	for lo := 0; lo < len(dst); lo += getBlocksChunk {
+		hi := min(lo+getBlocksChunk, len(dst))
+		d := (*C.int64_t)(unsafe.Pointer(&dst[lo]))
+		s := (*C.int64_t)(unsafe.Pointer(&src[lo]))
+		if err := check("MPI_Get", C.gn_win_get_blocks(w.h, addr, d, C.int(target), s, C.int(hi-lo), C.int(size))); err != nil {
+			return err
+		}
+	}
+	if target != w.c.rank {
+		w.c.traffic.add(0, int64(len(dst))*int64(size))
+	}
+	return nil
+}
+
 func (w *mpiWindow) Flush(target int) error {
 	err := check("MPI_Win_flush", C.gn_win_flush(w.h, C.int(target)))
 	if p := w.pins[target]; p != nil && err == nil {

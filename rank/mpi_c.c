@@ -165,6 +165,34 @@ int gn_win_get(MPI_Fint w, void *dst, int n, int target, int64_t offset) {
 	return MPI_Get(dst, n, MPI_BYTE, target, (MPI_Aint)offset, n, MPI_BYTE, MPI_Win_f2c(w));
 }
 
+// hindexed builds a datatype of count blocks of size bytes at the byte
+// displacements off.
+static int hindexed(int count, int size, const int64_t *off, MPI_Datatype *t) {
+	MPI_Aint *d = malloc(sizeof(MPI_Aint) * (size_t)count);
+	if (!d) return MPI_ERR_NO_MEM;
+	for (int i = 0; i < count; i++) d[i] = (MPI_Aint)off[i];
+	int err = MPI_Type_create_hindexed_block(count, size, d, MPI_BYTE, t);
+	free(d);
+	if (err == MPI_SUCCESS) err = MPI_Type_commit(t);
+	return err;
+}
+
+int gn_win_get_blocks(MPI_Fint w, uintptr_t mem, const int64_t *dst, int target, const int64_t *src, int count, int size) {
+	MPI_Datatype to, from;
+	int err = hindexed(count, size, dst, &to);
+	if (err != MPI_SUCCESS) return err;
+	if ((err = hindexed(count, size, src, &from)) != MPI_SUCCESS) {
+		MPI_Type_free(&to);
+		return err;
+	}
+	// Freeing a datatype in use by a pending operation is allowed: the
+	// operation completes with it.
+	err = MPI_Get((void *)mem, 1, to, target, 0, 1, from, MPI_Win_f2c(w));
+	MPI_Type_free(&to);
+	MPI_Type_free(&from);
+	return err;
+}
+
 int gn_win_free(MPI_Fint w) {
 	MPI_Win win = MPI_Win_f2c(w);
 	return MPI_Win_free(&win);
