@@ -5,14 +5,22 @@ import (
 )
 
 // Exchange sends send[j] to rank j and returns what every rank sent here,
-// indexed by source. len(send) must equal the communicator's size.
+// indexed by source. len(send) must equal the communicator's size. What a
+// rank sends itself is not copied: the result's slice for this rank is
+// send[rank] itself.
 func Exchange[T any](c *Comm, send [][]T) ([][]T, error) {
 	if err := checkPlain[T](); err != nil {
 		return nil, err
 	}
+	if len(send) != c.Size() {
+		return nil, fmt.Errorf("collective: %d destinations for %d ranks", len(send), c.Size())
+	}
+	me := c.Rank()
 	sb := make([][]byte, len(send))
 	for j, s := range send {
-		sb[j] = asBytes(s)
+		if j != me {
+			sb[j] = asBytes(s)
+		}
 	}
 	p, err := c.newPlan(sb)
 	if err != nil {
@@ -31,6 +39,7 @@ func Exchange[T any](c *Comm, send [][]T) ([][]T, error) {
 	if err := c.transfer(p, rb); err != nil {
 		return nil, err
 	}
+	recv[me] = send[me]
 	return recv, nil
 }
 

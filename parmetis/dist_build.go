@@ -30,12 +30,11 @@ type BuildStats struct {
 	ZeroWeights int64 // dropped
 }
 
-// buildArc is an arc on its way to the owner of From; In marks arcs whose
-// From is the head of an input edge, to count in-degrees.
-type buildArc struct {
-	From, To, W int64
-	In          int64
-}
+// Arcs on their way to the owner of their tail mark, for the in-degree
+// count, whether the tail is the head of an input edge by storing the
+// weight w as -w-1 (weights are never negative), which keeps an arc at 24
+// bytes.
+func inArc(from, to, w int64) arc { return arc{from, to, -w - 1} }
 
 // Build's phases each drop arrays of the size of a rank's arcs: it collects
 // garbage between them, so the next phase reuses that memory instead of
@@ -99,7 +98,7 @@ func checkInput(c *collective.Comm, in Input) error {
 
 // shipArcs sends every arc to the owner of its tail under book and returns
 // the arcs received, by source.
-func shipArcs(c *collective.Comm, in Input, book graph.Book) ([][]buildArc, error) {
+func shipArcs(c *collective.Comm, in Input, book graph.Book) ([][]arc, error) {
 	counts := make([]int, c.Size())
 	for i := range in.Src {
 		counts[book.Owner(in.Src[i])]++
@@ -107,9 +106,9 @@ func shipArcs(c *collective.Comm, in Input, book graph.Book) ([][]buildArc, erro
 			counts[book.Owner(in.Dst[i])]++
 		}
 	}
-	send := make([][]buildArc, c.Size())
+	send := make([][]arc, c.Size())
 	for j, k := range counts {
-		send[j] = make([]buildArc, 0, k)
+		send[j] = make([]arc, 0, k)
 	}
 	for i := range in.Src {
 		w := int64(1)
@@ -118,11 +117,11 @@ func shipArcs(c *collective.Comm, in Input, book graph.Book) ([][]buildArc, erro
 		}
 		s, d := in.Src[i], in.Dst[i]
 		if in.Symmetric {
-			send[book.Owner(s)] = append(send[book.Owner(s)], buildArc{s, d, w, 1})
+			send[book.Owner(s)] = append(send[book.Owner(s)], inArc(s, d, w))
 			continue
 		}
-		send[book.Owner(s)] = append(send[book.Owner(s)], buildArc{s, d, w, 0})
-		send[book.Owner(d)] = append(send[book.Owner(d)], buildArc{d, s, w, 1})
+		send[book.Owner(s)] = append(send[book.Owner(s)], arc{s, d, w})
+		send[book.Owner(d)] = append(send[book.Owner(d)], inArc(d, s, w))
 	}
 	return collective.Exchange(c, send)
 }
@@ -130,24 +129,25 @@ func shipArcs(c *collective.Comm, in Input, book graph.Book) ([][]buildArc, erro
 // mergeArcs merges the arcs of the n vertices from lo into rows, dropping
 // self loops and zero weights and summing parallel arcs, and counts the
 // in-degrees the arcs mark.
-func mergeArcs(parts [][]buildArc, lo, n int64, st *BuildStats) rows {
+func mergeArcs(parts [][]arc, lo, n int64, st *BuildStats) rows {
 	indeg := make([]int64, n)
-	plain := make([][]arc, len(parts))
-	for i, p := range parts {
-		plain[i] = make([]arc, len(p))
+	for _, p := range parts {
 		for j, a := range p {
-			indeg[a.From-lo] += a.In
+			in := int64(0)
+			if a.W < 0 {
+				in, a.W = 1, -a.W-1
+				p[j].W = a.W
+			}
+			indeg[a.From-lo] += in
 			switch {
 			case a.From == a.To:
-				st.SelfLoops += a.In
+				st.SelfLoops += in
 			case a.W == 0:
-				st.ZeroWeights += a.In
+				st.ZeroWeights += in
 			}
-			plain[i][j] = arc{a.From, a.To, a.W}
 		}
-		parts[i] = nil
 	}
-	r, merged := rowsFromArcs(lo, n, plain)
+	r, merged := rowsFromArcs(lo, n, parts)
 	st.Parallel += merged
 	r.indeg = indeg
 	return r
@@ -220,10 +220,18 @@ func moveRows(c *collective.Comm, r rows, from, to graph.Book) (rows, error) {
 	n := c.Size()
 	heads := make([][]rowHead, n)
 	nbrs := make([][]neighbour, n)
-	for v := range int64(len(r.xadj) - 1) {
-		o := to.Owner(r.lo + v)
-		heads[o] = append(heads[o], rowHead{r.xadj[v+1] - r.xadj[v], r.indeg[v]})
-		nbrs[o] = append(nbrs[o], r.nbr[r.xadj[v]:r.xadj[v+1]]...)
+	// Both ranges are contiguous, so each destination's rows are one run of
+	// r.nbr: send slices of it, no copies.
+	first := int64(0)
+	for first < int64(len(r.xadj)-1) {
+		o := to.Owner(r.lo + first)
+		_, end := to.Range(o)
+		last := min(end-r.lo, int64(len(r.xadj)-1))
+		for v := first; v < last; v++ {
+			heads[o] = append(heads[o], rowHead{r.xadj[v+1] - r.xadj[v], r.indeg[v]})
+		}
+		nbrs[o] = r.nbr[r.xadj[first]:r.xadj[last]]
+		first = last
 	}
 	gh, err := collective.Exchange(c, heads)
 	if err != nil {
@@ -233,13 +241,19 @@ func moveRows(c *collective.Comm, r rows, from, to graph.Book) (rows, error) {
 	if err != nil {
 		return rows{}, err
 	}
+	r.nbr, nbrs = nil, nil
 	lo, hi := to.Range(c.Rank())
 	out := rows{lo: lo, xadj: make([]int64, 1, hi-lo+1), indeg: make([]int64, 0, hi-lo)}
+	total := 0
 	for s := range n {
 		for _, h := range gh[s] {
 			out.xadj = append(out.xadj, out.xadj[len(out.xadj)-1]+h.Deg)
 			out.indeg = append(out.indeg, h.In)
 		}
+		total += len(gn[s])
+	}
+	out.nbr = make([]neighbour, 0, total)
+	for s := range n {
 		out.nbr = append(out.nbr, gn[s]...)
 		gn[s] = nil
 	}

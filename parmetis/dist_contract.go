@@ -2,6 +2,7 @@ package parmetis
 
 import (
 	"fmt"
+	"runtime"
 
 	"gnnrun/collective"
 	"gnnrun/graph"
@@ -39,8 +40,23 @@ func (g *DistGraph) contract(leader []int64, sparse bool) (*DistGraph, []int64, 
 	if err := haloUpdate(g, full); err != nil {
 		return nil, nil, err
 	}
+	// Size the buffers first: appending would overshoot by up to 2x, and
+	// these hold a rank's share of the arcs.
+	nArcs, nRecs := make([]int, c.Size()), make([]int, c.Size())
+	for v := range nl {
+		o := book.Owner(cmap[v])
+		nRecs[o] += 2 + g.NCon
+		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
+			if full[g.Adj[e]] != cmap[v] {
+				nArcs[o]++
+			}
+		}
+	}
 	arcs := make([][]arc, c.Size())
 	weights := make([][]int64, c.Size())
+	for o := range arcs {
+		arcs[o], weights[o] = make([]arc, 0, nArcs[o]), make([]int64, 0, nRecs[o])
+	}
 	for v := range nl {
 		cv := cmap[v]
 		o := book.Owner(cv)
@@ -60,6 +76,8 @@ func (g *DistGraph) contract(leader []int64, sparse bool) (*DistGraph, []int64, 
 	if err != nil {
 		return nil, nil, err
 	}
+	arcs = nil
+	runtime.GC() // the send buffers' memory serves the coarse rows
 	cg, keep, err := assembleCoarse(c, book, g.NCon, gotW, gotA)
 	if err != nil {
 		return nil, nil, err
