@@ -68,68 +68,96 @@ func localTargets(tp []float64, m, b int) []float64 {
 // m into do.Parts parts and writes m*do.Parts + its part into final for
 // those of them this rank owns.
 func (g *DistGraph) partitionInduced(part []int32, m int32, do DistOptions, final []int32) error {
-	c, nl := g.c, g.NLocal()
-	var mine []int32
-	for v := range nl {
-		if part[v] == m {
-			mine = append(mine, int32(v))
-		}
-	}
-	start, total, err := collective.Offset(c, int64(len(mine)))
+	sub, err := g.induceOnAll(part, m)
 	if err != nil {
 		return err
 	}
-	if total < int64(do.Parts) {
-		return fmt.Errorf("%d vertices for %d parts", total, do.Parts)
+	if sub.g.N() < int64(do.Parts) {
+		return fmt.Errorf("%d vertices for %d parts", sub.g.N(), do.Parts)
+	}
+	res, err := Partition(sub.g, do)
+	if err != nil {
+		return err
+	}
+	got, err := sub.back(res.Part)
+	if err != nil {
+		return err
+	}
+	for i, v := range sub.mine {
+		final[v] = m*int32(do.Parts) + got[i]
+	}
+	return nil
+}
+
+// subgraph is the subgraph induced by one part of a DistGraph, spread over
+// the same ranks, and the way back from its vertices to their originals.
+type subgraph struct {
+	parent *DistGraph
+	g      *DistGraph
+	mine   []int32 // the parent's owned vertices in the subgraph
+	ids    []int64 // their IDs in the subgraph
+}
+
+// induceOnAll builds, on g's communicator, the subgraph induced by the
+// vertices of part m, with their vertex weights. It is collective.
+func (g *DistGraph) induceOnAll(part []int32, m int32) (*subgraph, error) {
+	c, nl := g.c, g.NLocal()
+	sub := &subgraph{parent: g}
+	for v := range nl {
+		if part[v] == m {
+			sub.mine = append(sub.mine, int32(v))
+		}
+	}
+	start, total, err := collective.Offset(c, int64(len(sub.mine)))
+	if err != nil {
+		return nil, err
 	}
 	newID := make([]int64, nl+len(g.Ghosts))
 	for i := range newID[:nl] {
 		newID[i] = -1
 	}
-	for i, v := range mine {
+	sub.ids = make([]int64, len(sub.mine))
+	for i, v := range sub.mine {
 		newID[v] = start + int64(i)
+		sub.ids[i] = newID[v]
 	}
 	if err := haloUpdate(g, newID); err != nil {
-		return err
+		return nil, err
 	}
-	in := Input{N: total, Symmetric: true}
-	for _, v := range mine {
+	m64 := 0
+	for _, v := range sub.mine {
+		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
+			if newID[g.Adj[e]] >= 0 {
+				m64++
+			}
+		}
+	}
+	in := Input{N: total, Symmetric: true, Src: make([]int64, 0, m64), Dst: make([]int64, 0, m64), Weight: make([]int64, 0, m64)}
+	for _, v := range sub.mine {
 		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
 			if u := newID[g.Adj[e]]; u >= 0 {
 				in.Src, in.Dst, in.Weight = append(in.Src, newID[v]), append(in.Dst, u), append(in.Weight, g.Adjwgt[e])
 			}
 		}
 	}
-	sg, _, err := Build(c, in)
-	if err != nil {
-		return err
+	if sub.g, _, err = Build(c, in); err != nil {
+		return nil, err
 	}
-	if err := sg.carryWeights(g, mine, newID); err != nil {
-		return err
-	}
-	res, err := Partition(sg, do)
-	if err != nil {
-		return err
-	}
-	ids := make([]int64, len(mine))
-	for i, v := range mine {
-		ids[i] = newID[v]
-	}
-	slo := sg.Lo()
-	got, err := collective.Request(c, ids, sg.Dist.Owner, func(_ int, keys []int64) ([]int32, error) {
+	return sub, sub.g.carryWeights(g, sub.mine, newID)
+}
+
+// back returns, for each of the parent's vertices in the subgraph (in the
+// order of mine), the part subPart gives it; subPart holds the parts of the
+// subgraph's vertices this rank owns. It is collective.
+func (sub *subgraph) back(subPart []int32) ([]int32, error) {
+	slo := sub.g.Lo()
+	return collective.Request(sub.parent.c, sub.ids, sub.g.Dist.Owner, func(_ int, keys []int64) ([]int32, error) {
 		out := make([]int32, len(keys))
 		for i, id := range keys {
-			out[i] = res.Part[id-slo]
+			out[i] = subPart[id-slo]
 		}
 		return out, nil
 	})
-	if err != nil {
-		return err
-	}
-	for i, v := range mine {
-		final[v] = m*int32(do.Parts) + got[i]
-	}
-	return nil
 }
 
 // carryWeights gives the vertices of the induced graph sg the weights their

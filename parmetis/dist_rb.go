@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
+	"time"
 
 	"gnnrun/collective"
 	"gnnrun/graph"
@@ -38,7 +40,10 @@ func PartitionRB(g *DistGraph, do DistOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return finishKway(g, do, part, st)
+	t0 := time.Now()
+	res, err := finishKway(g, do, part, st)
+	st.seconds["finish"] = time.Since(t0).Seconds()
+	return res, err
 }
 
 // rbStats collects what the recursion measured.
@@ -80,21 +85,79 @@ func rbSplit(g *DistGraph, do DistOptions, first int, tp []float64, depth int, s
 	}
 	p0 := int(math.Round(float64(g.c.Size()) * float64(k0) / float64(k)))
 	p0 = min(max(p0, 1), g.c.Size()-1)
+	// The bisection's hierarchy is garbage now: collect it before the deeper
+	// levels allocate theirs.
+	runtime.GC()
+	split, err := g.splitPays(res.Part, p0)
+	if err != nil {
+		return nil, err
+	}
+	halves := [2]struct {
+		tp    []float64
+		first int
+	}{{tp[:k0], first}, {tp[k0:], first + k0}}
+	if !split {
+		return g.rbSequential(res.Part, halves, do, depth, st)
+	}
 	ind, err := g.induce(res.Part, p0)
 	if err != nil {
 		return nil, err
 	}
-	side := ind.side
-	sub := tp[:k0]
-	offset := first
-	if side == 1 {
-		sub, offset = tp[k0:], first+k0
-	}
-	subPart, err := rbSplit(ind.sub, do, offset, normalize(sub), depth-1, st)
+	runtime.GC()
+	h := halves[ind.side]
+	subPart, err := rbSplit(ind.sub, do, h.first, normalize(h.tp), depth-1, st)
 	if err != nil {
 		return nil, err
 	}
 	return ind.back(res.Part, subPart)
+}
+
+// splitPays reports whether splitting the ranks p0 : P-p0 between the two
+// sides of a bisection keeps every rank's share of the arcs within 1.5x of
+// an even share. On power-law graphs one side (the dense core) can hold most
+// arcs; its group would then hold far more than O(M/P), and both sides are
+// better partitioned one after the other by all ranks. It is collective.
+func (g *DistGraph) splitPays(side []int32, p0 int) (bool, error) {
+	local := make([]int64, 2)
+	for v := range g.NLocal() {
+		local[side[v]] += g.Xadj[v+1] - g.Xadj[v]
+	}
+	arcs, err := collective.Allreduce(g.c, local, 0)
+	if err != nil {
+		return false, err
+	}
+	np := float64(g.c.Size())
+	even := float64(arcs[0]+arcs[1]) / np
+	worst := max(float64(arcs[0])/float64(p0), float64(arcs[1])/(np-float64(p0)))
+	return worst <= 1.5*even, nil
+}
+
+// rbSequential partitions both sides of a bisection with all ranks, one
+// after the other.
+func (g *DistGraph) rbSequential(side []int32, halves [2]struct {
+	tp    []float64
+	first int
+}, do DistOptions, depth int, st *rbStats) ([]int32, error) {
+	final := make([]int32, g.NLocal())
+	for s, h := range halves {
+		sub, err := g.induceOnAll(side, int32(s))
+		if err != nil {
+			return nil, err
+		}
+		subPart, err := rbSplit(sub.g, do, h.first, normalize(h.tp), depth-1, st)
+		if err != nil {
+			return nil, err
+		}
+		got, err := sub.back(subPart)
+		if err != nil {
+			return nil, err
+		}
+		for i, v := range sub.mine {
+			final[v] = got[i]
+		}
+		runtime.GC()
+	}
+	return final, nil
 }
 
 // rbSerial partitions the whole of g, held by one rank, serially, within
@@ -221,8 +284,22 @@ func (g *DistGraph) induce(side []int32, p0 int) (*induced, error) {
 	sizes := [2]int{p0, np - p0}
 	spread := [2]graph.Book{graph.EvenBook(total[0], sizes[0]), graph.EvenBook(total[1], sizes[1])}
 	dest := func(s int32, id int64) int { return ind.first[s] + spread[s].Owner(id) }
+	nArcs, nRecs := make([]int, np), make([]int, np)
+	for v := range int32(nl) {
+		s := fullSide[v]
+		d := dest(s, full[v])
+		nRecs[d] += 1 + g.NCon
+		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
+			if fullSide[g.Adj[e]] == s {
+				nArcs[d]++
+			}
+		}
+	}
 	arcs := make([][]arc, np)
 	recs := make([][]int64, np)
+	for d := range np {
+		arcs[d], recs[d] = make([]arc, 0, nArcs[d]), make([]int64, 0, nRecs[d])
+	}
 	for v := range int32(nl) {
 		s := fullSide[v]
 		d := dest(s, full[v])
@@ -251,10 +328,16 @@ func (g *DistGraph) induce(side []int32, p0 int) (*induced, error) {
 		return nil, err
 	}
 	in := Input{N: total[ind.side], Symmetric: true}
+	m := 0
 	for _, as := range gotA {
+		m += len(as)
+	}
+	in.Src, in.Dst, in.Weight = make([]int64, 0, m), make([]int64, 0, m), make([]int64, 0, m)
+	for i, as := range gotA {
 		for _, a := range as {
 			in.Src, in.Dst, in.Weight = append(in.Src, a.From), append(in.Dst, a.To), append(in.Weight, a.W)
 		}
+		gotA[i] = nil
 	}
 	if ind.sub, _, err = Build(gc, in); err != nil {
 		return nil, err

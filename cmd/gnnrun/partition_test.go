@@ -15,8 +15,9 @@ import (
 )
 
 // plantedGraph writes an edge list of k blocks of b nodes, each node linked
-// to a few others of its block, and `links` edges between blocks; node IDs
-// are scrambled. It returns the path and the block of every node.
+// to its ring neighbour and to three pseudo-random nodes of its block (so a
+// block is an expander, expensive to cut), and `links` edges between blocks;
+// node IDs are scrambled. It returns the path and the block of every node.
 func plantedGraph(t *testing.T, dir string, k, b, links int) (string, []int) {
 	t.Helper()
 	n := k * b
@@ -29,7 +30,10 @@ func plantedGraph(t *testing.T, dir string, k, b, links int) (string, []int) {
 	for blk := range k {
 		for v := range b {
 			block[id[blk*b+v]] = blk
-			for _, d := range []int{1, 2, 5} {
+			for j, d := range []int{1, 0, 0, 0} {
+				if j > 0 {
+					d = 1 + (v*(2654435761+j*40503)>>7)%(b-1)
+				}
 				fmt.Fprintf(&sb, "%d %d\n", id[blk*b+v], id[blk*b+(v+d)%b])
 			}
 		}
