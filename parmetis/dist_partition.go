@@ -15,7 +15,7 @@ type DistOptions struct {
 	Options
 	// MaxReplicated bounds the coarsest graph, in vertices plus arcs, that
 	// every rank holds whole for the initial partition. 0 picks
-	// max(200000, (N+arcs)/(3P)), so a rank's share of memory stays
+	// max(1000000, (N+arcs)/(3P)), so a rank's share of memory stays
 	// O((N+M)/P); on one rank the whole graph is partitioned serially.
 	MaxReplicated int64
 	// MaxLevels bounds the levels of distributed coarsening (default 40).
@@ -52,6 +52,12 @@ type Result struct {
 	// Seconds spent per phase: coarsen, initial, refine.
 	Seconds map[string]float64
 }
+
+// replicateFloor is the size, in vertices plus arcs, below which a graph is
+// always replicated whole (about 16 MB): bounded by a constant, so memory
+// stays O((N+M)/P), and on graphs this small the serial partitioner's
+// quality beats any distributed refinement.
+const replicateFloor = 1_000_000
 
 // distCtrl carries the options and measurements through the phases.
 type distCtrl struct {
@@ -178,7 +184,7 @@ func coarsen(g *DistGraph, ctl *distCtrl, do DistOptions) ([]*DistGraph, [][]int
 	case g.c.Size() == 1:
 		ceiling = math.MaxInt64 // one rank holds the whole graph anyway
 	default:
-		ceiling = max(200000, (g.N()+arcs)/int64(3*g.c.Size()))
+		ceiling = max(replicateFloor, (g.N()+arcs)/int64(3*g.c.Size()))
 	}
 	maxLevels := do.MaxLevels
 	if maxLevels == 0 {
