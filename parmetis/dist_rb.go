@@ -35,7 +35,11 @@ func PartitionRB(g *DistGraph, do DistOptions) (*Result, error) {
 		return nil, err
 	}
 	depth := ceilLog2(o.Parts)
-	st := &rbStats{seconds: map[string]float64{}, depth: depth}
+	arcs, err := g.arcs()
+	if err != nil {
+		return nil, err
+	}
+	st := &rbStats{seconds: map[string]float64{}, depth: depth, budget: 1.5 * float64(arcs) / float64(g.c.Size())}
 	part, err := rbSplit(g, do, 0, o.TargetWeights, depth, st)
 	if err != nil {
 		return nil, err
@@ -49,7 +53,8 @@ func PartitionRB(g *DistGraph, do DistOptions) (*Result, error) {
 // rbStats collects what the recursion measured.
 type rbStats struct {
 	seconds map[string]float64
-	depth   int // bisection levels of the whole recursion
+	depth   int     // bisection levels of the whole recursion
+	budget  float64 // arcs a rank may hold: 1.5x its share of the input's
 }
 
 // rbSplit partitions g into len(tp) parts numbered from first, with target
@@ -88,7 +93,7 @@ func rbSplit(g *DistGraph, do DistOptions, first int, tp []float64, depth int, s
 	// The bisection's hierarchy is garbage now: collect it before the deeper
 	// levels allocate theirs.
 	runtime.GC()
-	split, err := g.splitPays(res.Part, p0)
+	split, err := g.splitPays(res.Part, p0, st.budget)
 	if err != nil {
 		return nil, err
 	}
@@ -113,11 +118,12 @@ func rbSplit(g *DistGraph, do DistOptions, first int, tp []float64, depth int, s
 }
 
 // splitPays reports whether splitting the ranks p0 : P-p0 between the two
-// sides of a bisection keeps every rank's share of the arcs within 1.5x of
-// an even share. On power-law graphs one side (the dense core) can hold most
-// arcs; its group would then hold far more than O(M/P), and both sides are
-// better partitioned one after the other by all ranks. It is collective.
-func (g *DistGraph) splitPays(side []int32, p0 int) (bool, error) {
+// sides of a bisection keeps every rank within its budget of arcs. On
+// power-law graphs one side (the dense core) can hold most arcs; its group
+// would then hold far more than O(M/P), and both sides are better
+// partitioned one after the other by all ranks, until the pieces are small
+// enough to split. It is collective.
+func (g *DistGraph) splitPays(side []int32, p0 int, budget float64) (bool, error) {
 	local := make([]int64, 2)
 	for v := range g.NLocal() {
 		local[side[v]] += g.Xadj[v+1] - g.Xadj[v]
@@ -127,9 +133,8 @@ func (g *DistGraph) splitPays(side []int32, p0 int) (bool, error) {
 		return false, err
 	}
 	np := float64(g.c.Size())
-	even := float64(arcs[0]+arcs[1]) / np
 	worst := max(float64(arcs[0])/float64(p0), float64(arcs[1])/(np-float64(p0)))
-	return worst <= 1.5*even, nil
+	return worst <= budget, nil
 }
 
 // rbSequential partitions both sides of a bisection with all ranks, one
