@@ -219,3 +219,23 @@ func TestOffset(t *testing.T) {
 		return nil
 	})
 }
+
+func TestAgree(t *testing.T) {
+	runLocal(t, 4, func(c *Comm) error {
+		var mine error
+		if c.Rank() == 2 || c.Rank() == 3 {
+			mine = fmt.Errorf("rank %d broke", c.Rank())
+		}
+		got := Agree(c, mine)
+		switch {
+		case c.Rank() == 2 && got != mine:
+			return fmt.Errorf("rank 2 lost its own error: %v", got)
+		case got == nil || got.Error() != "rank 2 broke":
+			return fmt.Errorf("rank %d got %v, want the lowest failing rank's", c.Rank(), got)
+		}
+		if err := Agree(c, nil); err != nil {
+			return err
+		}
+		return nil
+	})
+}

@@ -2,7 +2,6 @@ package graphio
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -99,17 +98,17 @@ func WriteShared(c *collective.Comm, path string, buf []byte) error {
 		}
 		bad = err
 	}
-	if err := agree(c, bad); err != nil {
+	if err := collective.Agree(c, bad); err != nil {
 		return fmt.Errorf("graphio: %s: %w", path, err)
 	}
 	bad = writeAt(tmp, buf, before)
-	if err := agree(c, bad); err != nil {
+	if err := collective.Agree(c, bad); err != nil {
 		return fmt.Errorf("graphio: %s: %w", path, err)
 	}
 	if c.Rank() == 0 {
 		bad = os.Rename(tmp, path)
 	}
-	return agree(c, bad)
+	return collective.Agree(c, bad)
 }
 
 func writeAt(path string, buf []byte, off int64) error {
@@ -125,26 +124,6 @@ func writeAt(path string, buf []byte, off int64) error {
 		return err
 	}
 	return f.Close()
-}
-
-// agree returns err on the rank that had it, and an error naming the
-// failing rank on every other, so all ranks leave a collective step
-// together instead of some waiting for the rest forever.
-func agree(c *collective.Comm, err error) error {
-	failed := int64(-1)
-	if err != nil {
-		failed = int64(c.Rank())
-	}
-	first, e := collective.Max(c, failed)
-	switch {
-	case e != nil:
-		return e
-	case err != nil:
-		return err
-	case first >= 0:
-		return fmt.Errorf("rank %d failed", first)
-	}
-	return nil
 }
 
 // Assignment is the part of every node, as this rank holds it: for node type
@@ -246,7 +225,7 @@ func readAssignmentMeta(c *collective.Comm, path string) (*AssignmentMeta, error
 // nodes book gives this rank. parts > 0 bounds the values.
 func readPartFile(c *collective.Comm, file, ntype string, n int64, parts int, book graph.Book) ([]int32, error) {
 	vals, bad := readPartLines(c, file, parts)
-	if err := agreeInput(c, bad); err != nil {
+	if err := collective.Agree(c, bad); err != nil {
 		return nil, err
 	}
 	before, total, err := collective.Offset(c, int64(len(vals)))
@@ -325,29 +304,4 @@ func parsePart(line []byte, parts int) (int32, string) {
 		return 0, fmt.Sprintf("part %d does not fit in 32 bits", v)
 	}
 	return int32(v), ""
-}
-
-// agreeInput makes every rank return the same error when any rank has one:
-// the first failing rank's message (the earliest line, since ranks read the
-// file in order), so the job's error names the real cause on every rank.
-func agreeInput(c *collective.Comm, err error) error {
-	var msg []byte
-	if err != nil {
-		msg = []byte(err.Error())
-	}
-	all, counts, e := collective.Allgatherv(c, msg)
-	if e != nil {
-		return e
-	}
-	off := 0
-	for r, k := range counts {
-		if k > 0 {
-			if r == c.Rank() {
-				return err // this rank's own, typed error
-			}
-			return errors.New(string(all[off : off+k]))
-		}
-		off += k
-	}
-	return nil
 }

@@ -131,7 +131,7 @@ func Dispatch(c *collective.Comm, g *graphio.Graph, a *graphio.Assignment, out s
 	}
 	d := &dispatcher{c: c, o: o, g: g, m: &g.Meta, a: a, out: out, K: a.NumParts, P: c.Size(),
 		T: len(g.Meta.NodeTypes), E: len(g.Meta.EdgeTypes), res: Result{Seconds: map[string]float64{}, Traffic: map[string]rank.Traffic{}}}
-	if err := agree(c, d.check()); err != nil {
+	if err := collective.Agree(c, d.check()); err != nil {
 		return nil, err
 	}
 	if err := CheckOutput(c, out, g.Meta.Name, o.overwrite); err != nil {
@@ -149,7 +149,7 @@ func Dispatch(c *collective.Comm, g *graphio.Graph, a *graphio.Assignment, out s
 		{"config", d.writeConfig},
 	}
 	for _, ph := range phases {
-		err := d.timed(ph.name, func() error { return agree(c, ph.run()) })
+		err := d.timed(ph.name, func() error { return collective.Agree(c, ph.run()) })
 		if err != nil {
 			return nil, err
 		}
@@ -387,7 +387,7 @@ func (d *dispatcher) waves() error {
 		if err == nil {
 			err = d.timed("write", pw.finish)
 		}
-		if err = agree(d.c, err); err != nil {
+		if err = collective.Agree(d.c, err); err != nil {
 			pw.abort()
 			return err
 		}

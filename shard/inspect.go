@@ -299,7 +299,7 @@ func (in *inspector) waves() error {
 			if part < in.K {
 				p, err = in.open(part)
 			}
-			if err := agree(in.c, err); err != nil {
+			if err := collective.Agree(in.c, err); err != nil {
 				return err
 			}
 			if p != nil && pass == 0 {

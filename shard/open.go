@@ -126,7 +126,7 @@ func LoadConfig(c *collective.Comm, dir string) (string, *Config, error) {
 			raw, err = os.ReadFile(path)
 		}
 	}
-	if err = agree(c, err); err != nil {
+	if err = collective.Agree(c, err); err != nil {
 		return "", nil, err
 	}
 	p, err := collective.Bcast(c, []byte(path), 0)
@@ -162,7 +162,7 @@ func Open(c *collective.Comm, dir string, part int, opts ...OpenOption) (*Partit
 	if part >= cfg.NumParts {
 		err = errorf("%s has %d partitions; there is no partition %d", path, cfg.NumParts, part)
 	}
-	if err := agree(c, err); err != nil {
+	if err := collective.Agree(c, err); err != nil {
 		return nil, err
 	}
 	if cfg.Compression == "zstd" {
@@ -174,7 +174,7 @@ func Open(c *collective.Comm, dir string, part int, opts ...OpenOption) (*Partit
 			return mapArray(resolve(path, rel))
 		})
 	}
-	if err := agree(c, err); err != nil {
+	if err := collective.Agree(c, err); err != nil {
 		return nil, err
 	}
 	if p == nil {
@@ -216,7 +216,7 @@ func openCompressed(c *collective.Comm, path string, cfg *Config, part int, o op
 			break
 		}
 	}
-	if err := agree(node, err); err != nil {
+	if err := collective.Agree(node, err); err != nil {
 		return nil, err
 	}
 	var p *Partition
@@ -225,7 +225,7 @@ func openCompressed(c *collective.Comm, path string, cfg *Config, part int, o op
 			return mapArray(filepath.Join(shm, strings.TrimSuffix(filepath.FromSlash(rel), ".zst")))
 		})
 	}
-	if err := agree(c, err); err != nil {
+	if err := collective.Agree(c, err); err != nil {
 		return nil, err
 	}
 	// Every rank of the host has mapped its files: they can be unlinked

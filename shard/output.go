@@ -64,7 +64,7 @@ func CheckOutput(c *collective.Comm, dir, graphName string, overwrite bool) erro
 			}
 		}
 	}
-	return agree(c, err)
+	return collective.Agree(c, err)
 }
 
 // clearOutput removes a previous partition from dir (its configs first, so
@@ -94,7 +94,7 @@ func clearOutput(c *collective.Comm, dir, graphName string) error {
 			err = errorf("output directory: %v", err)
 		}
 	}
-	if err := agree(c, err); err != nil {
+	if err := collective.Agree(c, err); err != nil {
 		return err
 	}
 	return c.Barrier()

@@ -120,7 +120,7 @@ func NewStore(c *collective.Comm, p *Partition, ntype, name string, t Transport,
 			data, dtype, shape = ten.Data, ten.DType, ten.RowShape()
 		}
 	}
-	if err := agree(c, err); err != nil {
+	if err := collective.Agree(c, err); err != nil {
 		return nil, err
 	}
 	rb := dtype.Size()
