@@ -237,38 +237,22 @@ func (m *matcher) pass(order []int32, pass int) error {
 			}
 		}
 	}
-	got, err := collective.Exchange(g.c, reqs)
-	if err != nil {
-		return err
-	}
-	replies := make([][]bool, n)
 	rot := int(mix(m.ctl.seed, uint64(m.level), uint64(pass)) % uint64(n))
-	for k := range n {
-		s := (k + rot) % n
-		replies[s] = make([]bool, len(got[s]))
-		for i, r := range got[s] {
-			u := r.Target - lo
-			if m.state[u] == stFree {
-				m.state[u], m.partner[u] = stTaken, r.From
-				replies[s][i] = true
-			}
+	return grantRound(g.c, reqs, rot, func(r matchReq) bool {
+		u := r.Target - lo
+		if m.state[u] != stFree {
+			return false
 		}
-	}
-	back, err := collective.Exchange(g.c, replies)
-	if err != nil {
-		return err
-	}
-	for j, rs := range reqs {
-		for i, r := range rs {
-			v := r.From - lo
-			if back[j][i] {
-				m.state[v], m.partner[v] = stTaken, r.Target
-			} else {
-				m.state[v] = stFree
-			}
+		m.state[u], m.partner[u] = stTaken, r.From
+		return true
+	}, func(r matchReq, granted bool) {
+		v := r.From - lo
+		if granted {
+			m.state[v], m.partner[v] = stTaken, r.Target
+		} else {
+			m.state[v] = stFree
 		}
-	}
-	return nil
+	})
 }
 
 // stars lets every unmatched vertex join the group of its heaviest
@@ -385,36 +369,51 @@ func (m *matcher) joinPass(order []int32, pass int) error {
 			m.state[v] = stPending
 		}
 	}
-	got, err := collective.Exchange(g.c, reqs)
+	rot := int(mix(m.ctl.seed, uint64(m.level), uint64(pass), 0x57a) % uint64(n))
+	return grantRound(g.c, reqs, rot, func(r joinReq) bool {
+		u := int32(r.Center - lo)
+		from := nl + int32(searchInt64(g.Ghosts, r.From))
+		if st := m.state[u]; (st != stFree && st != stCenter) || !m.starFits(u, from) {
+			return false
+		}
+		m.admit(u, from)
+		return true
+	}, func(r joinReq, granted bool) {
+		v := r.From - lo
+		if granted {
+			m.state[v], m.joined[v] = stTaken, r.Center
+		} else {
+			m.state[v] = stFree
+		}
+	})
+}
+
+// grantRound sends every request to its target's owner (reqs[j] go to rank
+// j), lets the owner grant or refuse them with grant, taking the asking
+// ranks in a rotating order from rot so no rank is always served first,
+// and reports each answer to the asker with answer, in the asker's order.
+// It is collective.
+func grantRound[R any](c *collective.Comm, reqs [][]R, rot int, grant func(R) bool, answer func(R, bool)) error {
+	n := c.Size()
+	got, err := collective.Exchange(c, reqs)
 	if err != nil {
 		return err
 	}
 	replies := make([][]bool, n)
-	rot := int(mix(m.ctl.seed, uint64(m.level), uint64(pass), 0x57a) % uint64(n))
 	for k := range n {
 		s := (k + rot) % n
 		replies[s] = make([]bool, len(got[s]))
 		for i, r := range got[s] {
-			u := int32(r.Center - lo)
-			from := nl + int32(searchInt64(g.Ghosts, r.From))
-			if st := m.state[u]; (st == stFree || st == stCenter) && m.starFits(u, from) {
-				m.admit(u, from)
-				replies[s][i] = true
-			}
+			replies[s][i] = grant(r)
 		}
 	}
-	back, err := collective.Exchange(g.c, replies)
+	back, err := collective.Exchange(c, replies)
 	if err != nil {
 		return err
 	}
 	for j, rs := range reqs {
 		for i, r := range rs {
-			v := r.From - lo
-			if back[j][i] {
-				m.state[v], m.joined[v] = stTaken, r.Center
-			} else {
-				m.state[v] = stFree
-			}
+			answer(r, back[j][i])
 		}
 	}
 	return nil
