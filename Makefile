@@ -9,7 +9,7 @@ MPIRUN_FLAGS := --oversubscribe $(if $(filter 0,$(shell id -u)),--allow-run-as-r
 MPIRUN := mpirun $(MPIRUN_FLAGS)
 export OMPI_MCA_btl ?= self,vader,tcp
 
-.PHONY: all deps build test unit test-launchers demo bench lint clean
+.PHONY: all deps build test unit test-launchers demo bench bench-alltoall bench-pack bench-ingest bench-partition bench-dispatch lint clean
 
 all: build
 
@@ -43,28 +43,51 @@ unit:
 test-launchers: build
 	$(GO) test -count=1 -timeout 15m -run 'TestLaunchers' -v ./cmd/gnnrun
 
-# demo runs the main job on an embedded default: an R-MAT graph of 2^14
-# nodes with features, labels and masks, generated, checked and partitioned
-# into NP parts balanced on nodes, training nodes and edges, on NP ranks.
+# demo runs the main job on an embedded default, on NP ranks: an R-MAT
+# graph of 2^16 nodes with features, labels and masks is generated, checked,
+# partitioned into NP parts balanced on nodes, training nodes and edges,
+# dispatched into partition directories, verified, and served: every rank
+# pulls random feature rows from all partitions over both transports.
 DEMO := out/demo
 demo: build
 	rm -rf $(DEMO) && mkdir -p $(DEMO)
 	$(MPIRUN) -np $(NP) $(BIN) info
-	$(MPIRUN) -np $(NP) $(BIN) gen --scale 14 --feat-dim 16 --classes 4 --seed 1 --out $(DEMO)/graph
+	$(MPIRUN) -np $(NP) $(BIN) selftest
+	$(MPIRUN) -np $(NP) $(BIN) gen --scale 16 --feat-dim 32 --classes 4 --seed 1 --out $(DEMO)/graph
 	$(MPIRUN) -np $(NP) $(BIN) ingest-check --in $(DEMO)/graph
 	$(MPIRUN) -np $(NP) $(BIN) partition --in $(DEMO)/graph --parts $(NP) --balance nodes,train,edges \
 		--out $(DEMO)/assignment --report $(DEMO)/partition-report.json
-	$(MPIRUN) -np $(NP) $(BIN) selftest
+	$(MPIRUN) -np $(NP) $(BIN) dispatch --in $(DEMO)/graph --assignment $(DEMO)/assignment --out $(DEMO)/parts
+	$(MPIRUN) -np $(NP) $(BIN) inspect $(DEMO)/parts --in $(DEMO)/graph
+	$(MPIRUN) -np $(NP) $(BIN) fetch $(DEMO)/parts --in $(DEMO)/graph --rows 100000
 	@echo "demo: outputs in $(DEMO)/"
 
-# bench runs the benchmark programs; results go to bench/results/.
-bench: build
+# bench runs every benchmark program; results go to bench/results/. It
+# takes an hour or more on 2 cores; the bench-* targets run one each.
+# gpmetis (Debian package metis) is installed for the partitioner's.
+bench: bench-alltoall bench-pack bench-ingest bench-partition bench-dispatch
+
+bench-alltoall: build
 	$(GO) build -o bin/bench-alltoall ./bench/alltoall
 	rm -f bench/results/alltoall.csv
 	$(MPIRUN) -np 2 bin/bench-alltoall -out bench/results/alltoall.csv
 	$(MPIRUN) -np 4 bin/bench-alltoall -out bench/results/alltoall.csv
+
+bench-pack:
 	$(GO) run ./bench/pack -data pack/testdata -out bench/results -reps 3
+
+bench-ingest: build
 	$(GO) run ./bench/ingest --scale 22
+
+GRAPHS ?= ../shared/data/graphs
+bench-partition: build
+	command -v gpmetis >/dev/null || { sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		$$sudo apt-get install -y -qq --no-install-recommends metis >/dev/null; }
+	$(GO) run ./bench/partition -data $(GRAPHS) -graphs 4elt,finan512,wing,bcsstk33 -seeds 3 -out bench/results/partition-meshes
+	$(GO) run ./bench/partition -graphs rmat18,rmat20 -seeds 1 -out bench/results/partition-rmat
+
+bench-dispatch: build
+	$(GO) run ./bench/dispatch --scale 20,22
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
