@@ -88,6 +88,12 @@ func rbSplit(g *DistGraph, do DistOptions, first int, tp []float64, depth int, s
 	bi := do
 	bi.Parts, bi.TargetWeights = 2, []float64{w0, 1 - w0}
 	bi.Imbalance = scaleBounds(do.Imbalance, 1, st.depth)
+	if bi.MaxReplicated == 0 {
+		// A rank may partition a piece of st.budget arcs alone (see
+		// splitBudget); a replicated coarsest graph of that size costs every
+		// rank the same, and saves the coarsening levels below it.
+		bi.MaxReplicated = max(replicateFloor, int64(st.budget))
+	}
 	res, err := PartitionKway(g, bi)
 	if err != nil {
 		return nil, err
