@@ -16,7 +16,9 @@ type DistOptions struct {
 	// MaxReplicated bounds the coarsest graph, in vertices plus arcs, that
 	// every rank holds whole for the initial partition. 0 picks
 	// max(1000000, (N+arcs)/(3P)), so a rank's share of memory stays
-	// O((N+M)/P); on one rank the whole graph is partitioned serially.
+	// O((N+M)/P), and inside PartitionRB the arcs a lone rank may
+	// partition (see splitBudget); on one rank the whole graph is
+	// partitioned serially.
 	MaxReplicated int64
 	// MaxLevels bounds the levels of distributed coarsening (default 40).
 	MaxLevels int

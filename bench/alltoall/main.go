@@ -52,18 +52,15 @@ func run(c *collective.Comm, sizeList string, iters int, out string) error {
 		if err != nil || per < 4 {
 			return fmt.Errorf("bad size %q", f)
 		}
-		plain, err := timePlain(c, per, iters)
+		// Small exchanges take microseconds: time more of them. The three
+		// paths run in turn within every iteration, so they see the same
+		// machine.
+		n := iters * max(1, (1<<20)/per)
+		ts, err := medians(c, n, plainFn(c, per), typedFn(c, per, true), typedFn(c, per, false))
 		if err != nil {
 			return err
 		}
-		typed, err := timeTyped(c, per, iters, true)
-		if err != nil {
-			return err
-		}
-		alloc, err := timeTyped(c, per, iters, false)
-		if err != nil {
-			return err
-		}
+		plain, typed, alloc := ts[0], ts[1], ts[2]
 		// Bandwidth: bytes each rank sends to other ranks per second.
 		moved := float64(per) * float64(c.Size()-1)
 		pb, tb, ab := moved/plain/1e6, moved/typed/1e6, moved/alloc/1e6
@@ -94,31 +91,40 @@ func appendRows(path, header string, rows []string) error {
 	return nil
 }
 
-// median times fn over iters runs after one warm-up; each run's time is the
-// slowest rank's, as a collective finishes when its last rank does.
-func median(c *collective.Comm, iters int, fn func() error) (float64, error) {
-	var ts []float64
+// medians times each of fns over iters runs after one warm-up, the fns
+// taking turns within every run, and returns the median time of each; a
+// run's time is the slowest rank's, as a collective finishes when its last
+// rank does.
+func medians(c *collective.Comm, iters int, fns ...func() error) ([]float64, error) {
+	ts := make([][]float64, len(fns))
 	for i := -1; i < iters; i++ {
-		if err := c.Barrier(); err != nil {
-			return 0, err
-		}
-		t0 := time.Now()
-		if err := fn(); err != nil {
-			return 0, err
-		}
-		dt, err := collective.Max(c, time.Since(t0).Seconds())
-		if err != nil {
-			return 0, err
-		}
-		if i >= 0 {
-			ts = append(ts, dt)
+		for f, fn := range fns {
+			if err := c.Barrier(); err != nil {
+				return nil, err
+			}
+			t0 := time.Now()
+			if err := fn(); err != nil {
+				return nil, err
+			}
+			dt, err := collective.Max(c, time.Since(t0).Seconds())
+			if err != nil {
+				return nil, err
+			}
+			if i >= 0 {
+				ts[f] = append(ts[f], dt)
+			}
 		}
 	}
-	sort.Float64s(ts)
-	return ts[len(ts)/2], nil
+	out := make([]float64, len(fns))
+	for f := range ts {
+		sort.Float64s(ts[f])
+		out[f] = ts[f][len(ts[f])/2]
+	}
+	return out, nil
 }
 
-func timePlain(c *collective.Comm, per, iters int) (float64, error) {
+// plainFn returns one plain MPI_Alltoallv of per bytes to every rank.
+func plainFn(c *collective.Comm, per int) func() error {
 	n := c.Size()
 	sbuf, rbuf := make([]byte, per*n), make([]byte, per*n)
 	for i := range sbuf {
@@ -129,12 +135,12 @@ func timePlain(c *collective.Comm, per, iters int) (float64, error) {
 		send[j] = sbuf[j*per : (j+1)*per]
 		recv[j] = rbuf[j*per : (j+1)*per]
 	}
-	return median(c, iters, func() error { return c.Comm.Alltoallv(send, recv) })
+	return func() error { return c.Comm.Alltoallv(send, recv) }
 }
 
-// timeTyped times collective.AlltoallvInto with a reused receive buffer
-// (reuse) or collective.Alltoallv, which allocates one per call.
-func timeTyped(c *collective.Comm, per, iters int, reuse bool) (float64, error) {
+// typedFn returns one collective.AlltoallvInto with a reused receive buffer
+// (reuse) or one collective.Alltoallv, which allocates one per call.
+func typedFn(c *collective.Comm, per int, reuse bool) func() error {
 	n := c.Size()
 	k := per / 4
 	send := make([]float32, k*n)
@@ -146,7 +152,7 @@ func timeTyped(c *collective.Comm, per, iters int, reuse bool) (float64, error) 
 		counts[j] = k
 	}
 	var buf []float32
-	return median(c, iters, func() error {
+	return func() error {
 		var recv []float32
 		var err error
 		if reuse {
@@ -159,5 +165,5 @@ func timeTyped(c *collective.Comm, per, iters int, reuse bool) (float64, error) 
 			err = fmt.Errorf("received %d values, want %d", len(recv), k*n)
 		}
 		return err
-	})
+	}
 }
