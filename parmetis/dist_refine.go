@@ -1,6 +1,7 @@
 package parmetis
 
 import (
+	"fmt"
 	"slices"
 
 	"gnnrun/collective"
@@ -27,6 +28,7 @@ type refiner struct {
 	cut   int64 // global
 	conn  []int64
 	seen  []int32
+	prev  []int32 // scratch of cutDelta: 1 + old part of a moved vertex
 }
 
 func newRefiner(g *DistGraph, ctl *distCtrl, level int, part []int32) (*refiner, error) {
@@ -186,23 +188,93 @@ func (r *refiner) settle(moves []move, guard bool) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	nl := r.g.NLocal()
+	oldGhosts := slices.Clone(r.full[nl:])
 	if err := haloUpdate(r.g, r.full); err != nil {
 		return false, err
 	}
-	before := r.cut
-	if err := r.sync(); err != nil {
+	before, oldBook := r.cut, r.pb
+	delta, err := r.cutDelta(moves, oldGhosts)
+	if err != nil {
 		return false, err
 	}
+	if r.pb, err = newPartBook(r.g, r.full, r.ctl.o); err != nil {
+		return false, err
+	}
+	r.cut = before + delta
+	if checkCut {
+		if err := r.verifyCut(); err != nil {
+			return false, err
+		}
+	}
 	if guard && r.cut > before {
+		// Every rank sees the same global cut and undoes all its moves, so
+		// the partition, its weights and its cut are as before.
 		for _, m := range moves {
 			r.full[m.v] = m.from
 		}
 		if err := haloUpdate(r.g, r.full); err != nil {
 			return false, err
 		}
-		return false, r.sync()
+		r.cut, r.pb = before, oldBook
+		return false, nil
 	}
 	return true, nil
+}
+
+// checkCut makes settle recompute the whole cut after every phase and fail
+// if the incremental one differs; tests set it.
+var checkCut = false
+
+func (r *refiner) verifyCut() error {
+	full, err := r.globalCut()
+	if err == nil && full != r.cut {
+		err = fmt.Errorf("parmetis: incremental cut %d, recomputed %d", r.cut, full)
+	}
+	return err
+}
+
+// cutDelta returns the global change of the cut made by every rank's moves
+// (this rank's are moves; the ghosts were oldGhosts before them), in
+// O(degree of the moved vertices) instead of O(arcs). An edge between two
+// moved vertices is counted from its end with the lower global ID. It is
+// collective.
+func (r *refiner) cutDelta(moves []move, oldGhosts []int32) (int64, error) {
+	g := r.g
+	nl := g.NLocal()
+	if r.prev == nil {
+		r.prev = make([]int32, nl)
+	}
+	for _, m := range moves {
+		r.prev[m.v] = m.from + 1 // 0: did not move
+	}
+	var d int64
+	for _, m := range moves {
+		gv := g.GID(m.v)
+		for e := g.Xadj[m.v]; e < g.Xadj[m.v+1]; e++ {
+			u := g.Adj[e]
+			now, was := r.full[u], r.full[u]
+			switch {
+			case int(u) >= nl:
+				was = oldGhosts[int(u)-nl]
+			case r.prev[u] != 0:
+				was = r.prev[u] - 1
+			}
+			if was != now && g.GID(u) < gv {
+				continue
+			}
+			if m.to != now {
+				d += g.Adjwgt[e]
+			}
+			if m.from != was {
+				d -= g.Adjwgt[e]
+			}
+		}
+	}
+	for _, m := range moves {
+		r.prev[m.v] = 0
+	}
+	return collective.Sum(g.c, d)
 }
 
 // undoOverflow finds the parts the moves of all ranks pushed above their
