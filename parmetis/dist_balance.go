@@ -13,14 +13,22 @@ const balanceRounds = 32
 // balance moves vertices out of parts above their bound, best gain first
 // (negative gains allowed), until every part is within its bounds for every
 // constraint. On the finest level (final) it fails if that cannot be done.
+//
+// Shared rounds split the excess and the room among all ranks; when a share
+// is under one vertex's weight they move nothing, and the ranks then take
+// turns, one rank with the whole excess and room per round.
 func (r *refiner) balance(final bool) error {
+	turn := -1 // shared rounds until they stall
 	for round := 0; round < balanceRounds && !r.pb.balanced(); round++ {
-		moved, err := r.settle(r.balanceMoves(), false)
+		moved, err := r.settle(r.balanceMoves(turn), false)
 		if err != nil {
 			return err
 		}
 		if !moved {
-			break
+			if turn == r.g.c.Size()-1 {
+				break // every rank had its turn in vain
+			}
+			turn++
 		}
 	}
 	if final && !r.pb.balanced() {
@@ -31,10 +39,18 @@ func (r *refiner) balance(final bool) error {
 
 // balanceMoves picks this rank's moves out of overweight parts: it owes
 // each such part its share of the excess, in proportion to the part's
-// weight it holds, and pays it with the moves that lose the least cut.
-func (r *refiner) balanceMoves() []move {
+// weight it holds, and pays it with the moves that lose the least cut. With
+// turn >= 0 only rank turn moves, owing the whole excess, with all the room.
+func (r *refiner) balanceMoves(turn int) []move {
 	g, pb := r.g, r.pb
 	k, nc := pb.k, g.NCon
+	np := float64(g.c.Size())
+	if turn >= 0 {
+		if g.c.Rank() != turn {
+			return nil
+		}
+		np = 1
+	}
 	mine := make([]int64, k*nc)
 	for v := range g.NLocal() {
 		for c := range nc {
@@ -45,12 +61,14 @@ func (r *refiner) balanceMoves() []move {
 	for i, w := range pb.w {
 		if ex := float64(w) - pb.max[i]; ex > 0 && w > 0 {
 			owe[i] = ex * float64(mine[i]) / float64(w)
+			if turn >= 0 {
+				owe[i] = ex
+			}
 		}
 	}
 	// Every rank may fill a part only up to its 1/P share of the room left,
 	// or all ranks together would overfill the part they all like best.
 	w := slices.Clone(pb.w)
-	np := float64(g.c.Size())
 	for i := range w {
 		if room := pb.max[i] - float64(pb.w[i]); room > 0 {
 			w[i] = int64(math.Ceil(pb.max[i] - room/np))

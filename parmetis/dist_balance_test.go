@@ -1,0 +1,53 @@
+package parmetis
+
+import (
+	"fmt"
+	"testing"
+
+	"gnnrun/collective"
+)
+
+// TestBalanceSmallExcessOnManyRanks overfills a part by less than a vertex
+// while the other part's room, split among 3 ranks, is under a vertex per
+// rank: the shared rounds cannot move anything, and balancing must still
+// succeed by letting the ranks move in turn.
+func TestBalanceSmallExcessOnManyRanks(t *testing.T) {
+	const n = 30
+	runWorld(t, 3, func(c *collective.Comm) error {
+		var in Input
+		in.N = n
+		for v := c.Rank(); v < n; v += c.Size() { // a ring
+			in.Src = append(in.Src, int64(v))
+			in.Dst = append(in.Dst, int64((v+1)%n))
+		}
+		g, _, err := Build(c, in)
+		if err != nil {
+			return err
+		}
+		// Bounds 15.3 per part; part 0 gets 16 vertices, part 1 14.
+		ctl, err := newDistCtrl(g, Options{Parts: 2, Seed: 1, Imbalance: []float64{1.02}})
+		if err != nil {
+			return err
+		}
+		part := make([]int32, g.NLocal())
+		for v := range part {
+			if g.GID(int32(v)) >= 16 {
+				part[v] = 1
+			}
+		}
+		r, err := newRefiner(g, ctl, 0, part)
+		if err != nil {
+			return err
+		}
+		if r.pb.balanced() {
+			return fmt.Errorf("weights %v within %v before balancing", r.pb.w, r.pb.max)
+		}
+		if err := r.balance(true); err != nil {
+			return err
+		}
+		if r.pb.w[0] != 15 || r.pb.w[1] != 15 {
+			return fmt.Errorf("weights %v, want [15 15]", r.pb.w)
+		}
+		return r.verifyCut()
+	})
+}
