@@ -11,7 +11,7 @@ import (
 // EdgeHash returns the hash of one edge: its type and its endpoints'
 // homogeneous IDs.
 func EdgeHash(t int16, u, v int64) uint64 {
-	return mix64(mix64(uint64(u)^0x243f6a8885a308d3) ^ (uint64(v)*0x9e3779b97f4a7c15 + uint64(uint16(t))<<48 + 0x13198a2e03707344))
+	return graph.Mix64(graph.Mix64(uint64(u)^0x243f6a8885a308d3) ^ (uint64(v)*0x9e3779b97f4a7c15 + uint64(uint16(t))<<48 + 0x13198a2e03707344))
 }
 
 // Checksum accumulates an order-independent checksum: the sum of hashes
@@ -56,14 +56,14 @@ func EdgeChecksum(c *collective.Comm, e *graph.Edges) (uint64, error) {
 
 // rowHash hashes one row of an array with its global row index.
 func rowHash(kind uint64, row int64, data []byte) uint64 {
-	h := mix64(kind ^ uint64(row)*0x9e3779b97f4a7c15)
+	h := graph.Mix64(kind ^ uint64(row)*0x9e3779b97f4a7c15)
 	for len(data) >= 8 {
-		h = mix64(h ^ binary.LittleEndian.Uint64(data))
+		h = graph.Mix64(h ^ binary.LittleEndian.Uint64(data))
 		data = data[8:]
 	}
 	var tail [8]byte
 	copy(tail[:], data)
-	return mix64(h ^ binary.LittleEndian.Uint64(tail[:]) ^ uint64(len(data)))
+	return graph.Mix64(h ^ binary.LittleEndian.Uint64(tail[:]) ^ uint64(len(data)))
 }
 
 // addRows adds the hashes of the rows of t, the first of which has global

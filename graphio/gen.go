@@ -103,7 +103,7 @@ type genSource struct {
 func (g *genSource) edge(e int64) (u, v int64) {
 	u, v = g.rmat.Edge(e)
 	if g.items > 0 {
-		v = int64(mix64(g.seed^0x6974656d^uint64(e)*0x9e3779b97f4a7c15) % uint64(g.items))
+		v = int64(graph.Mix64(g.seed^0x6974656d^uint64(e)*0x9e3779b97f4a7c15) % uint64(g.items))
 	}
 	return u, v
 }
@@ -129,7 +129,7 @@ func Generate(c *collective.Comm, spec GenSpec, dir string, progress func(done, 
 	}
 	srcs := make([]*genSource, len(meta.EdgeTypes))
 	for t := range meta.EdgeTypes {
-		seed := mix64(spec.Seed + uint64(t)*0x51ed27)
+		seed := graph.Mix64(spec.Seed + uint64(t)*0x51ed27)
 		r, err := NewRMAT(spec.Scale, spec.A, spec.B, spec.C, spec.Noise, seed, spec.Permute)
 		if err != nil {
 			return nil, err
@@ -393,18 +393,18 @@ func writeEdgeChunk(path, format string, g *genSource, lo, hi int64, sum *Checks
 
 // Node data values are functions of (seed, node type, node, column).
 func genFeat(seed uint64, t, j int, n int64) float32 {
-	h := mix64(seed ^ 0x66656174 ^ uint64(t)<<56 ^ uint64(n)*0x9e3779b97f4a7c15 ^ uint64(j)*0xc2b2ae3d27d4eb4f)
+	h := graph.Mix64(seed ^ 0x66656174 ^ uint64(t)<<56 ^ uint64(n)*0x9e3779b97f4a7c15 ^ uint64(j)*0xc2b2ae3d27d4eb4f)
 	return float32(2*unitFloat(h) - 1)
 }
 
 func genLabel(seed uint64, classes int, n int64) int64 {
-	return int64(mix64(seed^0x6c6162656c^uint64(n)*0x9e3779b97f4a7c15) % uint64(classes))
+	return int64(graph.Mix64(seed^0x6c6162656c^uint64(n)*0x9e3779b97f4a7c15) % uint64(classes))
 }
 
 // genSplit puts 60% of the nodes in training, 20% in validation, 20% in
 // test.
 func genSplit(seed uint64, n int64) int {
-	u := unitFloat(mix64(seed ^ 0x73706c6974 ^ uint64(n)*0x9e3779b97f4a7c15))
+	u := unitFloat(graph.Mix64(seed ^ 0x73706c6974 ^ uint64(n)*0x9e3779b97f4a7c15))
 	switch {
 	case u < 0.6:
 		return 0

@@ -3,7 +3,6 @@ package graphio
 import (
 	"bufio"
 	"errors"
-	"gnnrun/report"
 	"io"
 	"math"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"gnnrun/collective"
 	"gnnrun/graph"
 	"gnnrun/rank"
+	"gnnrun/report"
 )
 
 // A METIS graph file starts with "n m [fmt [ncon]]" after any "%" comment
@@ -325,7 +325,7 @@ func checkSymmetric(c *collective.Comm, path string, h *metisHeader, p *metisPar
 		if p.w != nil {
 			a.W = p.w[i]
 		}
-		dst := int(mix64(uint64(a.A)*0x9e3779b97f4a7c15^uint64(a.B)) % uint64(c.Size()))
+		dst := int(graph.Mix64(uint64(a.A)*0x9e3779b97f4a7c15^uint64(a.B)) % uint64(c.Size()))
 		send[dst] = append(send[dst], a)
 	}
 	got, err := collective.Exchange(c, send)
@@ -477,9 +477,9 @@ func symmetricBySum(c *collective.Comm, p *metisPart) (bool, error) {
 		if u == v {
 			continue // checkSelfLoops reports these
 		}
-		h := mix64(uint64(min(u, v))*0x9e3779b97f4a7c15 ^ mix64(uint64(max(u, v))))
+		h := graph.Mix64(uint64(min(u, v))*0x9e3779b97f4a7c15 ^ graph.Mix64(uint64(max(u, v))))
 		if p.w != nil {
-			h = mix64(h ^ uint64(math.Float32bits(p.w[i])))
+			h = graph.Mix64(h ^ uint64(math.Float32bits(p.w[i])))
 		}
 		if u < v {
 			sum += h
@@ -494,15 +494,6 @@ func symmetricBySum(c *collective.Comm, p *metisPart) (bool, error) {
 	}
 	total := uint64(halves[0]) + uint64(halves[1])<<32
 	return total == 0, nil
-}
-
-func mix64(x uint64) uint64 {
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	x ^= x >> 31
-	return x
 }
 
 func cmpInt(a, b int64) int {

@@ -2,13 +2,13 @@ package graphio
 
 import (
 	"fmt"
-	"gnnrun/report"
 	"slices"
 	"sort"
 
 	"gnnrun/collective"
 	"gnnrun/graph"
 	"gnnrun/rank"
+	"gnnrun/report"
 )
 
 // normalize applies the options in a fixed order: compact the node IDs,
@@ -142,7 +142,7 @@ func addReverse(c *collective.Comm, g *Graph, oldSpace []int64) (int64, error) {
 // edgeKeyHash mixes an edge's type and endpoints: it picks the rank that
 // sees all copies of the edge.
 func edgeKeyHash(t int16, u, v int64) uint64 {
-	return mix64(uint64(u)*0x9e3779b97f4a7c15 ^ mix64(uint64(v)+uint64(t)<<56))
+	return graph.Mix64(uint64(u)*0x9e3779b97f4a7c15 ^ graph.Mix64(uint64(v)+uint64(t)<<56))
 }
 
 // dedup keeps one edge of each (type, source, destination): the one with

@@ -3,6 +3,8 @@ package graphio
 import (
 	"fmt"
 	"math"
+
+	"gnnrun/graph"
 )
 
 // RMAT is a Graph500-style R-MAT (stochastic Kronecker) edge generator:
@@ -42,7 +44,7 @@ func NewRMAT(scale int, a, b, c, noise float64, seed uint64, permute bool) (*RMA
 		// mu in [-noise*m, noise*m] with m = min((a+d)/2, b, c) keeps every
 		// probability non-negative.
 		m := math.Min((a+d)/2, math.Min(b, c))
-		u := float64(mix64(seed^0x5eed0f4e015e^uint64(l)*0x9e3779b97f4a7c15)>>11) / (1 << 53)
+		u := float64(graph.Mix64(seed^0x5eed0f4e015e^uint64(l)*0x9e3779b97f4a7c15)>>11) / (1 << 53)
 		mu := noise * m * (2*u - 1)
 		al, bl, cl := a-2*mu*a/(a+d), b+mu, c+mu
 		r.ta = append(r.ta, uint64(al*(1<<32)))
@@ -57,12 +59,12 @@ func (r *RMAT) Nodes() int64 { return 1 << r.scale }
 
 // Edge returns edge e's source and destination.
 func (r *RMAT) Edge(e int64) (u, v int64) {
-	st := mix64(r.seed ^ mix64(uint64(e)+0x632be59bd9b4e019))
+	st := graph.Mix64(r.seed ^ graph.Mix64(uint64(e)+0x632be59bd9b4e019))
 	var x uint64
 	for l := range r.scale {
 		if l%2 == 0 {
 			st += 0x9e3779b97f4a7c15
-			x = mix64(st)
+			x = graph.Mix64(st)
 		} else {
 			x >>= 32
 		}
@@ -99,8 +101,8 @@ type permutation struct {
 func newPermutation(bits int, seed uint64) permutation {
 	p := permutation{bits: bits, mask: 1<<bits - 1, shiftRight: max(bits/2, 1)}
 	for k := range p.mul {
-		p.mul[k] = mix64(seed^0x7065726d^uint64(k)<<32) | 1
-		p.add[k] = mix64(seed ^ 0x616464 ^ uint64(k)<<40)
+		p.mul[k] = graph.Mix64(seed^0x7065726d^uint64(k)<<32) | 1
+		p.add[k] = graph.Mix64(seed ^ 0x616464 ^ uint64(k)<<40)
 	}
 	return p
 }

@@ -121,7 +121,7 @@ func countDuplicates(c *collective.Comm, e *graph.Edges, nodes int64, types int)
 	var dups int64
 	if tb+2*w <= 64 {
 		key := func(i int) uint64 { return uint64(e.TypeOf(i))<<(2*w) | uint64(e.Src[i])<<w | uint64(e.Dst[i]) }
-		send := buckets(c.Size(), e.Len(), func(i int) int { return int(mix64(key(i)) % p) }, key)
+		send := buckets(c.Size(), e.Len(), func(i int) int { return int(graph.Mix64(key(i)) % p) }, key)
 		got, err := collective.Exchange(c, send)
 		if err != nil {
 			return 0, err
@@ -135,7 +135,7 @@ func countDuplicates(c *collective.Comm, e *graph.Edges, nodes int64, types int)
 		}
 	} else {
 		key := func(i int) key128 { return key128{uint64(e.TypeOf(i))<<w | uint64(e.Src[i]), uint64(e.Dst[i])} }
-		send := buckets(c.Size(), e.Len(), func(i int) int { k := key(i); return int(mix64(k.Hi^mix64(k.Lo)) % p) }, key)
+		send := buckets(c.Size(), e.Len(), func(i int) int { k := key(i); return int(graph.Mix64(k.Hi^graph.Mix64(k.Lo)) % p) }, key)
 		got, err := collective.Exchange(c, send)
 		if err != nil {
 			return 0, err
@@ -324,7 +324,7 @@ func arrayStats(c *collective.Comm, g *Graph, s *Stats) error {
 		}
 		var sum Checksum
 		rb := int64(a.RowBytes())
-		kind := mix64(uint64(len(k)) ^ EdgeHash(t, 0, 0))
+		kind := graph.Mix64(uint64(len(k)) ^ EdgeHash(t, 0, 0))
 		for r := range a.Rows() {
 			if g.Edges.TypeOf(int(r)) == t {
 				sum.Add(rowHash(kind, g.Edges.ID[r], a.Data[r*rb:(r+1)*rb]))

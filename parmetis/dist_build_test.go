@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"gnnrun/collective"
+	"gnnrun/graph"
 	"gnnrun/rank"
 )
 
@@ -15,7 +16,7 @@ import (
 func randomInput(n int64, m int, seed uint64, r, p int) Input {
 	in := Input{N: n}
 	for i := r; i < m; i += p {
-		h := mix(seed, uint64(i))
+		h := graph.Mix(seed, uint64(i))
 		s, d := int64(h%uint64(n)), int64((h>>32)%uint64(n))
 		if i%17 == 0 {
 			d = s // self loop
@@ -125,7 +126,7 @@ func TestRadixSortPairs(t *testing.T) {
 		keys := make([]uint64, 5000)
 		vals := make([]int32, len(keys))
 		for i := range keys {
-			keys[i] = mix(limit, uint64(i)) % limit
+			keys[i] = graph.Mix(limit, uint64(i)) % limit
 			vals[i] = int32(i)
 		}
 		orig := append([]uint64(nil), keys...)

@@ -3,6 +3,8 @@ package parmetis
 import (
 	"container/heap"
 	"slices"
+
+	"gnnrun/graph"
 )
 
 // fmFruitless bounds the moves an FM phase makes past its best prefix
@@ -54,7 +56,7 @@ func newFMQueue(n int, seed uint64) *fmQueue {
 func (q *fmQueue) push(v int32, gain int64) {
 	q.ver[v]++
 	q.bound[v], q.queued[v] = gain, true
-	heap.Push(&q.h, gainItem{gain, mix(q.seed, uint64(v)), v, q.ver[v]})
+	heap.Push(&q.h, gainItem{gain, graph.Mix(q.seed, uint64(v)), v, q.ver[v]})
 }
 
 // pop returns the live entry with the highest bound, or false when empty.

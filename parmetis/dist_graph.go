@@ -97,19 +97,3 @@ func searchInt64(xs []int64, x int64) int {
 	}
 	return lo
 }
-
-// mix hashes its arguments with splitmix64's finaliser: the source of every
-// pseudo-random choice of the distributed phases, keyed by seed, level and
-// vertex so results do not depend on which goroutine or pass computes them.
-func mix(xs ...uint64) uint64 {
-	h := uint64(0x9e3779b97f4a7c15)
-	for _, x := range xs {
-		h ^= x + 0x9e3779b97f4a7c15 + (h << 6) + (h >> 2)
-		h ^= h >> 30
-		h *= 0xbf58476d1ce4e5b9
-		h ^= h >> 27
-		h *= 0x94d049bb133111eb
-		h ^= h >> 31
-	}
-	return h
-}

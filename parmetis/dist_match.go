@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"gnnrun/collective"
+	"gnnrun/graph"
 )
 
 // Matching states of a vertex during one level's matching.
@@ -140,7 +141,7 @@ func (g *DistGraph) visitOrder(seed, salt uint64) []int32 {
 	order := make([]int32, nl)
 	lo := uint64(g.Lo())
 	for v := range nl {
-		keys[v] = mix(seed, salt, lo+uint64(v))
+		keys[v] = graph.Mix(seed, salt, lo+uint64(v))
 		order[v] = int32(v)
 	}
 	slices.SortFunc(order, func(a, b int32) int {
@@ -237,7 +238,7 @@ func (m *matcher) pass(order []int32, pass int) error {
 			}
 		}
 	}
-	rot := int(mix(m.ctl.seed, uint64(m.level), uint64(pass)) % uint64(n))
+	rot := int(graph.Mix(m.ctl.seed, uint64(m.level), uint64(pass)) % uint64(n))
 	return grantRound(g.c, reqs, rot, func(r matchReq) bool {
 		u := r.Target - lo
 		if m.state[u] != stFree {
@@ -369,7 +370,7 @@ func (m *matcher) joinPass(order []int32, pass int) error {
 			m.state[v] = stPending
 		}
 	}
-	rot := int(mix(m.ctl.seed, uint64(m.level), uint64(pass), 0x57a) % uint64(n))
+	rot := int(graph.Mix(m.ctl.seed, uint64(m.level), uint64(pass), 0x57a) % uint64(n))
 	return grantRound(g.c, reqs, rot, func(r joinReq) bool {
 		u := int32(r.Center - lo)
 		from := nl + int32(searchInt64(g.Ghosts, r.From))

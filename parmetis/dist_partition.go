@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"gnnrun/collective"
+	"gnnrun/graph"
 )
 
 // DistOptions adds to Options the limits of the distributed scheme.
@@ -269,7 +270,7 @@ func initialPartition(g *DistGraph, ctl *distCtrl) ([]int32, error) {
 	var part []int32
 	score := int64(math.MaxInt64)
 	for run := range runs {
-		o.Seed = mix(ctl.seed, 0x1417, uint64(c.Rank()), uint64(run))
+		o.Seed = graph.Mix(ctl.seed, 0x1417, uint64(c.Rank()), uint64(run))
 		// Heavy coarse vertices may keep the coarsest graph from
 		// balancing; the balancing phase of the finer levels fixes that.
 		p, err := PartitionSerial(s, o)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"gnnrun/collective"
+	"gnnrun/graph"
 )
 
 // planted is a graph of k blocks of b vertices, each vertex linked to deg
@@ -24,7 +25,7 @@ func newPlanted(k, b, deg, links int) planted {
 		p.perm[i] = int64(i)
 	}
 	slices.SortFunc(p.perm, func(x, y int64) int {
-		hx, hy := mix(99, uint64(x)), mix(99, uint64(y))
+		hx, hy := graph.Mix(99, uint64(x)), graph.Mix(99, uint64(y))
 		if hx < hy {
 			return -1
 		}
@@ -51,7 +52,7 @@ func (p planted) input(r, np int) Input {
 			// A ring keeps each block connected; random chords make it dense.
 			add(blk*p.b+v, blk*p.b+(v+1)%p.b)
 			for j := range p.deg {
-				u := int(mix(7, uint64(blk), uint64(v), uint64(j)) % uint64(p.b))
+				u := int(graph.Mix(7, uint64(blk), uint64(v), uint64(j)) % uint64(p.b))
 				if u != v {
 					add(blk*p.b+v, blk*p.b+u)
 				}
@@ -60,8 +61,8 @@ func (p planted) input(r, np int) Input {
 	}
 	for l := range p.links {
 		blk := l % p.k
-		v := int(mix(8, uint64(l)) % uint64(p.b))
-		u := int(mix(9, uint64(l)) % uint64(p.b))
+		v := int(graph.Mix(8, uint64(l)) % uint64(p.b))
+		u := int(graph.Mix(9, uint64(l)) % uint64(p.b))
 		add(blk*p.b+v, ((blk+1)%p.k)*p.b+u)
 	}
 	return in

@@ -189,7 +189,7 @@ func rbSerial(g *DistGraph, do DistOptions, first int, tp []float64, ub []float6
 	o := do.Options
 	o.Parts, o.TargetWeights = len(tp), tp
 	o.Imbalance = ub
-	o.Seed = mix(do.Seed, 0x5e71a1, uint64(first))
+	o.Seed = graph.Mix(do.Seed, 0x5e71a1, uint64(first))
 	part, err := PartitionSerial(s, o)
 	if err != nil && !errors.Is(err, ErrUnbalanced) {
 		return nil, err

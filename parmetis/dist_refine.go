@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"gnnrun/collective"
+	"gnnrun/graph"
 	"gnnrun/rank"
 )
 
@@ -95,7 +96,7 @@ func (r *refiner) partOrder(pass int) []int32 {
 		ids[i] = int32(i)
 	}
 	slices.SortFunc(ids, func(a, b int32) int {
-		x, y := mix(r.ctl.seed, uint64(r.level), uint64(pass), uint64(a)), mix(r.ctl.seed, uint64(r.level), uint64(pass), uint64(b))
+		x, y := graph.Mix(r.ctl.seed, uint64(r.level), uint64(pass), uint64(a)), graph.Mix(r.ctl.seed, uint64(r.level), uint64(pass), uint64(b))
 		if x < y {
 			return -1
 		}

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"gnnrun/collective"
+	"gnnrun/graph"
 )
 
 // edgeKey ranks the edges of a vertex: heavier first, ties broken by a hash
@@ -17,7 +18,7 @@ func (a edgeKey) less(b edgeKey) bool { return a.W < b.W || (a.W == b.W && a.H <
 
 func (g *DistGraph) edgeKey(v int32, e int64) edgeKey {
 	a, b := g.GID(v), g.GID(g.Adj[e])
-	return edgeKey{g.Adjwgt[e], mix(uint64(min(a, b)), uint64(max(a, b)))}
+	return edgeKey{g.Adjwgt[e], graph.Mix(uint64(min(a, b)), uint64(max(a, b)))}
 }
 
 // sparsify keeps, for every owned vertex v, only its keep[v] heaviest edges

@@ -1,6 +1,10 @@
 package parmetis
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"gnnrun/graph"
+)
 
 // RandomParts returns a balanced random partition of the vertices this rank
 // owns: vertex v goes to part floor(pi(v) * k / N) for a pseudo-random
@@ -43,7 +47,7 @@ func newFeistel(n int64, seed uint64) feistel {
 	b += b & 1
 	f := feistel{n: n, half: b / 2, mask: 1<<(b/2) - 1}
 	for i := range f.keys {
-		f.keys[i] = mix(seed, 0xfe157e1, uint64(i))
+		f.keys[i] = graph.Mix(seed, 0xfe157e1, uint64(i))
 	}
 	return f
 }
@@ -60,7 +64,7 @@ func (f feistel) apply(x int64) int64 {
 func (f feistel) round(x uint64) uint64 {
 	l, r := x>>f.half, x&f.mask
 	for _, k := range f.keys {
-		l, r = r, l^(mix(k, r)&f.mask)
+		l, r = r, l^(graph.Mix(k, r)&f.mask)
 	}
 	return l<<f.half | r
 }

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"gnnrun/graph"
 )
 
 // Phase names one step of the serial multilevel partitioner; Timers keeps
@@ -166,16 +168,9 @@ func (c *serialCtrl) since(p Phase, t0 time.Time) { c.timers[p] += time.Since(t0
 func newRand(seed uint64, key ...uint64) *rand.Rand {
 	h := uint64(0x9e3779b97f4a7c15)
 	for _, k := range key {
-		h = splitmix64(h ^ k)
+		h = graph.Mix64((h ^ k) + 0x9e3779b97f4a7c15)
 	}
 	return rand.New(rand.NewPCG(seed, h))
-}
-
-func splitmix64(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
-	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
-	return x ^ (x >> 31)
 }
 
 // randomPerm fills p with a random permutation of 0..len(p)-1.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"gnnrun/collective"
+	"gnnrun/graph"
 	"gnnrun/graphio"
 )
 
@@ -41,7 +42,7 @@ func BenchmarkDispatch(b *testing.B) {
 		m := md.Meta()
 		parts := make([]int32, m.TotalNodes())
 		for i := range parts {
-			parts[i] = int32(mix(uint64(i)) % 4)
+			parts[i] = int32(graph.Mix64(uint64(i)) % 4)
 		}
 		_, err = graphio.WriteAssignment(c, asg, &m, 0, parts, 4)
 		return err
@@ -121,7 +122,7 @@ func BenchmarkPull(b *testing.B) {
 				lo, hi := p.Book.PartRange(q)
 				ids := make([]int64, rows)
 				for i := range ids {
-					ids[i] = lo + int64(mix(uint64(i))%uint64(hi-lo))
+					ids[i] = lo + int64(graph.Mix64(uint64(i))%uint64(hi-lo))
 				}
 				dst := make([]byte, rows*512)
 				t0 := time.Now()

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"gnnrun/collective"
+	"gnnrun/graph"
 	"gnnrun/graphio"
 )
 
@@ -69,7 +70,7 @@ func TestDispatchWithoutEdgeArrays(t *testing.T) {
 func TestDispatchEmptyPartitions(t *testing.T) {
 	g := genGraph(t, 6, true)
 	in := readInput(t, g)
-	part := func(ty int, i int64) int32 { return []int32{0, 2, 4}[mix(uint64(ty)<<40^uint64(i))%3] }
+	part := func(ty int, i int64) int32 { return []int32{0, 2, 4}[graph.Mix64(uint64(ty)<<40^uint64(i))%3] }
 	dir := filepath.Join(t.TempDir(), "asg")
 	m := in.m
 	world(t, 1, func(c *collective.Comm) error {

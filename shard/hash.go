@@ -4,20 +4,14 @@ import (
 	"hash/crc32"
 
 	"gnnrun/collective"
+	"gnnrun/graph"
 	"gnnrun/graphio"
 )
 
-// mix is splitmix64's finaliser: a cheap hash with full avalanche.
-func mix(x uint64) uint64 {
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	return x ^ x>>31
-}
-
 // idHash hashes an ID with a salt naming what kind of ID it is.
-func idHash(salt uint64, id int64) uint64 { return mix(salt ^ mix(uint64(id)+0x9e3779b97f4a7c15)) }
+func idHash(salt uint64, id int64) uint64 {
+	return graph.Mix64(salt ^ graph.Mix64(uint64(id)+0x9e3779b97f4a7c15))
+}
 
 // castagnoli is the CRC-32C table: the CPU computes it (SSE4.2, ARMv8),
 // at several GB/s, so checking every row costs little beside moving it.
@@ -27,7 +21,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // mix of the row's CRC-32C and its length with the ID's hash. A changed row
 // goes unnoticed with probability 2^-32.
 func rowHash(id int64, data []byte) uint64 {
-	return mix(idHash(0x726f77, id) ^ uint64(crc32.Checksum(data, castagnoli)) ^ uint64(len(data))<<32)
+	return graph.Mix64(idHash(0x726f77, id) ^ uint64(crc32.Checksum(data, castagnoli)) ^ uint64(len(data))<<32)
 }
 
 // tally is what one side of a data movement saw: how many items and the

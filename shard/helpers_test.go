@@ -100,7 +100,7 @@ func addEdgeData(t *testing.T, dir string, m graph.Meta) {
 // randomParts returns the part of every node: a hash of its type and ID.
 func randomParts(m *graph.Meta, k int, seed uint64) func(t int, i int64) int32 {
 	return func(t int, i int64) int32 {
-		return int32(mix(seed^uint64(t)<<40^uint64(i)) % uint64(k))
+		return int32(graph.Mix64(seed^uint64(t)<<40^uint64(i)) % uint64(k))
 	}
 }
 

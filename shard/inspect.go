@@ -281,7 +281,7 @@ type hashRec struct {
 func combineRows(id int64, rows [][]byte) uint64 {
 	h := uint64(0x636f6d62)
 	for a, r := range rows {
-		h = mix(h ^ arrayRowHash(a, id, r))
+		h = graph.Mix64(h ^ arrayRowHash(a, id, r))
 	}
 	return h
 }

@@ -2,6 +2,8 @@ package shard
 
 import (
 	"path/filepath"
+
+	"gnnrun/graph"
 )
 
 // partWriter is the receiving end of one wave on one rank: it collects the
@@ -78,7 +80,7 @@ func (pw *partWriter) acceptNodes(recs []nodeRec) error {
 		pw.origNIDs[r.New-pw.lo] = r.Orig
 		pw.seen++
 		d.got.nodes.n++
-		d.got.nodes.ids.Add(mix(idHash(saltNode, r.New) ^ uint64(r.Orig)))
+		d.got.nodes.ids.Add(graph.Mix64(idHash(saltNode, r.New) ^ uint64(r.Orig)))
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"gnnrun/collective"
+	"gnnrun/graph"
 )
 
 // Edge shuffle: every edge goes to the partition of its destination node
@@ -33,7 +34,7 @@ const saltEdge = 0x65646765
 
 // edgeHash hashes an edge's key and endpoints.
 func edgeHash(r edgeRec) uint64 {
-	return mix(mix(uint64(r.Key)^saltEdge^uint64(r.Src)*0x9e3779b97f4a7c15) ^ uint64(r.Dst)*0xc2b2ae3d27d4eb4f)
+	return graph.Mix64(graph.Mix64(uint64(r.Key)^saltEdge^uint64(r.Src)*0x9e3779b97f4a7c15) ^ uint64(r.Dst)*0xc2b2ae3d27d4eb4f)
 }
 
 // edgeArraysOf returns, per edge type, the indices of its arrays in

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"gnnrun/collective"
+	"gnnrun/graph"
 )
 
 // Node shuffle: the rows of every node array (features, labels, masks) go
@@ -77,7 +78,7 @@ func (d *dispatcher) shuffleNodes(pw *partWriter, order []int, first int) error 
 			rec := nodeRec{New: d.newIDs[t][i], Orig: lo + int64(i)}
 			recs = append(recs, rec)
 			d.sent.nodes.n++
-			d.sent.nodes.ids.Add(mix(idHash(saltNode, rec.New) ^ uint64(rec.Orig)))
+			d.sent.nodes.ids.Add(graph.Mix64(idHash(saltNode, rec.New) ^ uint64(rec.Orig)))
 		}
 		err = d.comm("nodes", func() (err error) {
 			recvRecs, _, err = collective.AlltoallvInto(d.c, recs, counts, recvRecs)
@@ -123,5 +124,5 @@ func (d *dispatcher) shuffleNodes(pw *partWriter, order []int, first int) error 
 
 // arrayRowHash hashes row of array a of node (or edge key) id.
 func arrayRowHash(a int, id int64, row []byte) uint64 {
-	return mix(rowHash(id, row) + uint64(a)*0x9e3779b97f4a7c15)
+	return graph.Mix64(rowHash(id, row) + uint64(a)*0x9e3779b97f4a7c15)
 }

@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"gnnrun/collective"
+	"gnnrun/graph"
 	"gnnrun/graphio"
 	"gnnrun/rank"
 )
@@ -186,18 +187,11 @@ func randomAssignment(dir, out string, k int) error {
 	return rank.RunLocal(1, func(rc rank.Comm) error {
 		parts := make([]int32, m.TotalNodes())
 		for i := range parts {
-			parts[i] = int32(splitmix(uint64(i)^0x5eed) % uint64(k))
+			parts[i] = int32(graph.Mix64((uint64(i)^0x5eed)+0x9e3779b97f4a7c15) % uint64(k))
 		}
 		_, err := graphio.WriteAssignment(collective.MustNew(rc), out, &m, 0, parts, k)
 		return err
 	}, rank.Timeout(time.Hour))
-}
-
-func splitmix(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
-	x = (x ^ x>>27) * 0x94d049bb133111eb
-	return x ^ x>>31
 }
 
 func mpirunArgs(np int) []string {
