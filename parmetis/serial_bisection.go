@@ -9,10 +9,9 @@ type bisection struct {
 	g      *Graph
 	side   []int8
 	id, ed []int64
-	bndPtr []int32 // position in bndInd, or -1
-	bndInd []int32
-	pw     []int64
-	cut    int64
+	boundary
+	pw  []int64
+	cut int64
 }
 
 // newBisection computes the bookkeeping of side on g in the ctrl's reusable
@@ -23,8 +22,8 @@ func (c *serialCtrl) newBisection(g *Graph, side, interior []int8) *bisection {
 	b := &bisection{
 		g: g, side: side,
 		id: grow64(&c.ws.id, n), ed: grow64(&c.ws.ed, n),
-		bndPtr: grow32(&c.ws.bndPtr, n), bndInd: grow32(&c.ws.bndInd, n)[:0],
-		pw: make([]int64, 2*g.NCon),
+		boundary: boundary{bndPtr: grow32(&c.ws.bndPtr, n), bndInd: grow32(&c.ws.bndInd, n)[:0]},
+		pw:       make([]int64, 2*g.NCon),
 	}
 	b.compute(interior)
 	return b
@@ -64,19 +63,6 @@ func (b *bisection) compute(interior []int8) {
 	b.cut /= 2
 }
 
-func (b *bisection) bndInsert(v int32) {
-	b.bndPtr[v] = int32(len(b.bndInd))
-	b.bndInd = append(b.bndInd, v)
-}
-
-func (b *bisection) bndDelete(v int32) {
-	i, last := b.bndPtr[v], b.bndInd[len(b.bndInd)-1]
-	b.bndInd[i] = last
-	b.bndPtr[last] = i
-	b.bndInd = b.bndInd[:len(b.bndInd)-1]
-	b.bndPtr[v] = -1
-}
-
 // moveWeight moves v's weights from side `from` to the other side without
 // touching anything else, so a move can be tried on the balance first.
 func (b *bisection) moveWeight(v int32, from int) {
@@ -92,17 +78,7 @@ func (b *bisection) moveWeight(v int32, from int) {
 // boundary; the side weights are moveWeight's job.
 func (b *bisection) flip(v int32) {
 	g := b.g
-	to := 1 - b.side[v]
-	b.side[v] = to
-	b.cut += b.id[v] - b.ed[v]
-	b.id[v], b.ed[v] = b.ed[v], b.id[v]
-	if b.ed[v] > 0 || g.Xadj[v] == g.Xadj[v+1] {
-		if b.bndPtr[v] < 0 {
-			b.bndInsert(v)
-		}
-	} else if b.bndPtr[v] >= 0 {
-		b.bndDelete(v)
-	}
+	to := b.flipSelf(v)
 	for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
 		u, w := g.Adjncy[e], g.Adjwgt[e]
 		if b.side[u] == to {
@@ -112,14 +88,19 @@ func (b *bisection) flip(v int32) {
 			b.id[u] -= w
 			b.ed[u] += w
 		}
-		if b.bndPtr[u] >= 0 {
-			if b.ed[u] == 0 {
-				b.bndDelete(u)
-			}
-		} else if b.ed[u] > 0 {
-			b.bndInsert(u)
-		}
+		b.bndSet(u, b.ed[u] > 0)
 	}
+}
+
+// flipSelf puts v on the other side and updates its own degrees, the cut
+// and its boundary membership; it returns v's new side.
+func (b *bisection) flipSelf(v int32) int8 {
+	to := 1 - b.side[v]
+	b.side[v] = to
+	b.cut += b.id[v] - b.ed[v]
+	b.id[v], b.ed[v] = b.ed[v], b.id[v]
+	b.bndSet(v, b.ed[v] > 0 || b.g.Xadj[v] == b.g.Xadj[v+1])
+	return to
 }
 
 // flipQueued is flip for FM: in the same pass over v's edges it brings the
@@ -129,17 +110,7 @@ func (b *bisection) flip(v int32) {
 func (b *bisection) flipQueued(v int32, qs []gainQueue, qnum []int32, moved []int32) {
 	g := b.g
 	nc := g.NCon
-	to := 1 - b.side[v]
-	b.side[v] = to
-	b.cut += b.id[v] - b.ed[v]
-	b.id[v], b.ed[v] = b.ed[v], b.id[v]
-	if b.ed[v] > 0 || g.Xadj[v] == g.Xadj[v+1] {
-		if b.bndPtr[v] < 0 {
-			b.bndInsert(v)
-		}
-	} else if b.bndPtr[v] >= 0 {
-		b.bndDelete(v)
-	}
+	to := b.flipSelf(v)
 	lo, hi := g.Xadj[v], g.Xadj[v+1]
 	wgt := g.Adjwgt[lo:hi]
 	for i, u := range g.Adjncy[lo:hi] {
@@ -150,12 +121,7 @@ func (b *bisection) flipQueued(v int32, qs []gainQueue, qnum []int32, moved []in
 		}
 		id, ed := b.id[u]-w, b.ed[u]+w
 		b.id[u], b.ed[u] = id, ed
-		inBnd := b.bndPtr[u] >= 0
-		if inBnd && ed == 0 {
-			b.bndDelete(u)
-		} else if !inBnd && ed > 0 {
-			b.bndInsert(u)
-		}
+		b.bndSet(u, ed > 0)
 		if moved[u] >= 0 {
 			continue
 		}

@@ -10,11 +10,10 @@ type kway struct {
 	k      int
 	part   []int32
 	id, ed []int64
-	bndPtr []int32
-	bndInd []int32
-	pw     []int64
-	maxw   []int64
-	minw   []int64
+	boundary
+	pw   []int64
+	maxw []int64
+	minw []int64
 	// mult[p*ncon+c] = 1/target weight, to compare loads across parts.
 	mult []float64
 	cut  int64
@@ -26,8 +25,8 @@ func newKway(g *Graph, part []int32, o Options) *kway {
 	n, nc, k := g.N(), g.NCon, o.Parts
 	s := &kway{g: g, k: k, part: part,
 		id: make([]int64, n), ed: make([]int64, n),
-		bndPtr: make([]int32, n), bndInd: make([]int32, 0, n),
-		pw: PartWeights(g, part, k), maxw: make([]int64, k*nc), minw: make([]int64, k*nc), mult: make([]float64, k*nc)}
+		boundary: boundary{bndPtr: make([]int32, n), bndInd: make([]int32, 0, n)},
+		pw:       PartWeights(g, part, k), maxw: make([]int64, k*nc), minw: make([]int64, k*nc), mult: make([]float64, k*nc)}
 	tot := constraintTotals(g)
 	for p := range k {
 		for i := range nc {
@@ -65,28 +64,7 @@ func (s *kway) computeDegrees(v int32) {
 	s.id[v], s.ed[v] = id, ed
 }
 
-func (s *kway) bndInsert(v int32) {
-	s.bndPtr[v] = int32(len(s.bndInd))
-	s.bndInd = append(s.bndInd, v)
-}
-
-func (s *kway) bndDelete(v int32) {
-	i, last := s.bndPtr[v], s.bndInd[len(s.bndInd)-1]
-	s.bndInd[i] = last
-	s.bndPtr[last] = i
-	s.bndInd = s.bndInd[:len(s.bndInd)-1]
-	s.bndPtr[v] = -1
-}
-
-func (s *kway) setBoundary(v int32) {
-	if s.ed[v] > 0 {
-		if s.bndPtr[v] < 0 {
-			s.bndInsert(v)
-		}
-	} else if s.bndPtr[v] >= 0 {
-		s.bndDelete(v)
-	}
-}
+func (s *kway) setBoundary(v int32) { s.bndSet(v, s.ed[v] > 0) }
 
 // move puts v into part `to`, where its edge weight is conn, and updates
 // weights, degrees, boundary and cut.

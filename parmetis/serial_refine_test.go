@@ -78,7 +78,7 @@ func checkBisection(t *testing.T, b *bisection) {
 	t.Helper()
 	g := b.g
 	want := &bisection{g: g, side: b.side, id: make([]int64, g.N()), ed: make([]int64, g.N()),
-		bndPtr: make([]int32, g.N()), pw: make([]int64, 2*g.NCon)}
+		boundary: boundary{bndPtr: make([]int32, g.N())}, pw: make([]int64, 2*g.NCon)}
 	want.compute(nil)
 	if want.cut != b.cut || !slices.Equal(want.pw, b.pw) || !slices.Equal(want.id, b.id) || !slices.Equal(want.ed, b.ed) {
 		t.Fatalf("bookkeeping drifted: cut %d (true %d), weights %v (true %v)", b.cut, want.cut, b.pw, want.pw)
