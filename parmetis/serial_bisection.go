@@ -137,6 +137,17 @@ func (b *bisection) flipQueued(v int32, qs []gainQueue, qnum []int32, moved []in
 	}
 }
 
+// rollback ends an FM pass: it undoes the moves swaps made after the best
+// prefix swaps[:best+1], newest first, and marks every vertex unmoved.
+func (b *bisection) rollback(swaps []int32, best int, moved []int32) {
+	for i := len(swaps) - 1; i > best; i-- {
+		b.move(swaps[i])
+	}
+	for _, v := range swaps {
+		moved[v] = -1
+	}
+}
+
 // move moves v to the other side, weights included.
 func (b *bisection) move(v int32) {
 	b.moveWeight(v, int(b.side[v]))

@@ -57,12 +57,7 @@ func (c *serialCtrl) refine2WaySingle(b *bisection, t *biTarget, passes int, rng
 			swaps[nswaps] = v
 			b.flipQueued(v, qs, nil, moved)
 		}
-		for i := nswaps - 1; i > best; i-- {
-			b.move(swaps[i])
-		}
-		for _, v := range swaps[:nswaps] {
-			moved[v] = -1
-		}
+		b.rollback(swaps[:nswaps], best, moved)
 		if best <= 0 || mincut == initcut {
 			break
 		}
