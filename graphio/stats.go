@@ -316,12 +316,7 @@ func arrayStats(c *collective.Comm, g *Graph, s *Stats) error {
 		a := g.Edges.Data[k]
 		i := strings.LastIndexByte(k, '/')
 		et, name := k[:i], k[i+1:]
-		t := int16(-1)
-		for j, x := range g.Meta.EdgeTypes {
-			if x.String() == et {
-				t = int16(j)
-			}
-		}
+		t := int16(slices.IndexFunc(g.Meta.EdgeTypes, func(x graph.EdgeType) bool { return x.String() == et }))
 		var sum Checksum
 		rb := int64(a.RowBytes())
 		kind := graph.Mix64(uint64(len(k)) ^ EdgeHash(t, 0, 0))

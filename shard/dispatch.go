@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -288,12 +289,7 @@ func (d *dispatcher) collectArrays() error {
 }
 
 func (d *dispatcher) edgeType(s string) int {
-	for t, et := range d.m.EdgeTypes {
-		if et.String() == s {
-			return t
-		}
-	}
-	return -1
+	return slices.IndexFunc(d.m.EdgeTypes, func(et graph.EdgeType) bool { return et.String() == s })
 }
 
 // sortArrays orders arrays by type, then name: the order of the files, of

@@ -74,7 +74,7 @@ func (in *inspector) checkCSC(p *Partition, bad func(string, ...any)) int64 {
 	srcType := make([]int, len(in.m.EdgeTypes))
 	dstType := make([]int, len(in.m.EdgeTypes))
 	for t, et := range in.m.EdgeTypes {
-		srcType[t], dstType[t] = indexOf(in.m.NodeTypes, et.Src), indexOf(in.m.NodeTypes, et.Dst)
+		srcType[t], dstType[t] = in.m.NodeType(et.Src), in.m.NodeType(et.Dst)
 	}
 	var cut int64
 	for i := range n {

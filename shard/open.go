@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -361,55 +362,45 @@ func (p *Partition) loadFeats(cfgPath string, open func(rel string) (*graph.Tens
 	pf := p.Config.Parts[p.ID]
 	for key, rel := range pf.NodeFeats {
 		ntype, _, _ := strings.Cut(key, "/")
-		t := indexOf(p.Config.NodeTypes, ntype)
+		t := slices.Index(p.Config.NodeTypes, ntype)
 		if t < 0 {
 			return errorf("%s: node array %q of unknown node type", cfgPath, key)
 		}
 		lo, hi := p.Book.TypeRange(p.ID, t)
-		ten, m, err := open(rel)
+		ten, err := p.loadArray(cfgPath, rel, open, hi-lo, fmt.Sprintf("nodes of type %q", ntype))
 		if err != nil {
 			return err
-		}
-		if m != nil {
-			p.maps = append(p.maps, m)
-		}
-		if ten.Rows() != hi-lo || len(ten.Shape) == 0 {
-			return errorf("%s: %d rows, partition %d has %d nodes of type %q", resolve(cfgPath, rel), ten.Rows(), p.ID, hi-lo, ntype)
 		}
 		p.NodeFeats[key] = ten
 	}
 	for key, rel := range pf.EdgeFeats {
 		ets, _, _ := strings.Cut(key, "/")
-		t := -1
-		for i, et := range p.Config.EdgeTypes {
-			if et.String() == ets {
-				t = i
-			}
-		}
+		t := slices.IndexFunc(p.Config.EdgeTypes, func(et graph.EdgeType) bool { return et.String() == ets })
 		if t < 0 {
 			return errorf("%s: edge array %q of unknown edge type", cfgPath, key)
 		}
 		lo, hi := p.Book.EdgeTypeRange(p.ID, t)
-		ten, m, err := open(rel)
+		ten, err := p.loadArray(cfgPath, rel, open, hi-lo, "edges of type "+ets)
 		if err != nil {
 			return err
-		}
-		if m != nil {
-			p.maps = append(p.maps, m)
-		}
-		if ten.Rows() != hi-lo || len(ten.Shape) == 0 {
-			return errorf("%s: %d rows, partition %d has %d edges of type %s", resolve(cfgPath, rel), ten.Rows(), p.ID, hi-lo, ets)
 		}
 		p.EdgeFeats[key] = ten
 	}
 	return nil
 }
 
-func indexOf(s []string, x string) int {
-	for i, v := range s {
-		if v == x {
-			return i
-		}
+// loadArray opens the array file rel, keeps its mapping for Close, and
+// checks that it has one row for each of the partition's want items.
+func (p *Partition) loadArray(cfgPath, rel string, open func(rel string) (*graph.Tensor, mapping, error), want int64, items string) (*graph.Tensor, error) {
+	ten, m, err := open(rel)
+	if err != nil {
+		return nil, err
 	}
-	return -1
+	if m != nil {
+		p.maps = append(p.maps, m)
+	}
+	if ten.Rows() != want || len(ten.Shape) == 0 {
+		return nil, errorf("%s: %d rows, partition %d has %d %s", resolve(cfgPath, rel), ten.Rows(), p.ID, want, items)
+	}
+	return ten, nil
 }

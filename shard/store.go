@@ -105,7 +105,7 @@ type pullScratch struct {
 // its own partition from memory and each other partition from one of the
 // ranks holding it. It is collective.
 func NewStore(c *collective.Comm, p *Partition, ntype, name string, t Transport, opts ...StoreOption) (*Store, error) {
-	ti := indexOf(p.Config.NodeTypes, ntype)
+	ti := slices.Index(p.Config.NodeTypes, ntype)
 	var err error
 	var data []byte
 	dtype, shape := graph.InvalidDType, []int64(nil)

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -39,7 +40,7 @@ func pullAll(t *testing.T, p int, out string, in *inputGraph, ntype, name string
 		if err != nil {
 			return err
 		}
-		ti := indexOf(cfg.NodeTypes, ntype)
+		ti := slices.Index(cfg.NodeTypes, ntype)
 		var want []byte
 		var mine []int64
 		for _, id := range ids(c.Rank(), cfg.NumNodes) {
