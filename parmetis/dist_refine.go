@@ -30,10 +30,68 @@ type refiner struct {
 	conn  []int64
 	seen  []int32
 	prev  []int32 // scratch of cutDelta: 1 + old part of a moved vertex
+	two   *twoWay // with two parts: gains in O(1)
+}
+
+// twoWay keeps, for a partition into two parts, each owned vertex's edge
+// weight to the other part and in all, so a gain costs O(1) instead of
+// O(degree): the hubs of power-law graphs are asked for their gain many
+// times in a phase. ext is rebuilt (O(arcs)) when a phase first asks after
+// the ghosts changed, and kept up to date by apply within the phase.
+type twoWay struct {
+	ext, deg []int64
+	ok       bool
+}
+
+// newTwoWay returns the gain cache for g when there are two parts, else nil.
+func newTwoWay(g *DistGraph, parts int) *twoWay {
+	if parts != 2 {
+		return nil
+	}
+	t := &twoWay{ext: make([]int64, g.NLocal()), deg: make([]int64, g.NLocal())}
+	for v := range g.NLocal() {
+		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
+			t.deg[v] += g.Adjwgt[e]
+		}
+	}
+	return t
+}
+
+// rebuild recomputes ext from the parts in full.
+func (t *twoWay) rebuild(g *DistGraph, full []int32) {
+	for v := range g.NLocal() {
+		var x int64
+		a := full[v]
+		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
+			if full[g.Adj[e]] != a {
+				x += g.Adjwgt[e]
+			}
+		}
+		t.ext[v] = x
+	}
+	t.ok = true
+}
+
+// moved updates ext after v changed part (full already says so).
+func (t *twoWay) moved(g *DistGraph, full []int32, v int32) {
+	t.ext[v] = t.deg[v] - t.ext[v]
+	nl := int32(g.NLocal())
+	to := full[v]
+	for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
+		u := g.Adj[e]
+		if u >= nl {
+			continue
+		}
+		if full[u] == to {
+			t.ext[u] -= g.Adjwgt[e]
+		} else {
+			t.ext[u] += g.Adjwgt[e]
+		}
+	}
 }
 
 func newRefiner(g *DistGraph, ctl *distCtrl, level int, part []int32) (*refiner, error) {
-	r := &refiner{g: g, ctl: ctl, level: level, full: make([]int32, g.NLocal()+len(g.Ghosts)), conn: make([]int64, ctl.o.Parts)}
+	r := &refiner{g: g, ctl: ctl, level: level, full: make([]int32, g.NLocal()+len(g.Ghosts)), conn: make([]int64, ctl.o.Parts), two: newTwoWay(g, ctl.o.Parts)}
 	copy(r.full, part)
 	if err := haloUpdate(g, r.full); err != nil {
 		return nil, err
@@ -75,6 +133,21 @@ func (r *refiner) connectivity(v int32) []int32 {
 	}
 	r.seen = r.seen[:0]
 	g := r.g
+	if t := r.two; t != nil {
+		if !t.ok {
+			t.rebuild(g, r.full)
+		}
+		a := r.full[v]
+		if in := t.deg[v] - t.ext[v]; in > 0 {
+			r.conn[a] = in
+			r.seen = append(r.seen, a)
+		}
+		if t.ext[v] > 0 {
+			r.conn[1-a] = t.ext[v]
+			r.seen = append(r.seen, 1-a)
+		}
+		return r.seen
+	}
 	for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
 		p := r.full[g.Adj[e]]
 		if r.conn[p] == 0 {
@@ -169,6 +242,9 @@ func (r *refiner) phase(order []int32, perm []int32, phase int) (bool, error) {
 func (r *refiner) apply(w []int64, m move) {
 	nc := r.g.NCon
 	r.full[m.v] = m.to
+	if r.two != nil && r.two.ok {
+		r.two.moved(r.g, r.full, m.v)
+	}
 	for c := range nc {
 		x := r.g.Vwgt[int(m.v)*nc+c]
 		w[int(m.from)*nc+c] -= x
@@ -184,6 +260,9 @@ func (r *refiner) settle(moves []move, guard bool) (bool, error) {
 	anyMoves, err := collective.Any(r.g.c, len(moves) > 0)
 	if err != nil || !anyMoves {
 		return false, err
+	}
+	if r.two != nil {
+		r.two.ok = false // the ghosts change below
 	}
 	moves, err = r.undoOverflow(moves)
 	if err != nil {
