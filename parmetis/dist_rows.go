@@ -1,9 +1,6 @@
 package parmetis
 
-import (
-	"cmp"
-	"slices"
-)
+import "slices"
 
 // rows is a CSR over a contiguous range of vertices with global neighbour
 // IDs: the neighbours of vertex lo+v are nbr[xadj[v]:xadj[v+1]].
@@ -46,10 +43,11 @@ func rowsFromArcs(lo, n int64, parts [][]arc) (rows, int64) {
 		parts[i] = nil
 	}
 	var merged int64
+	var scratch []neighbour
 	out := int64(0)
 	for v := range n {
 		row := nbr[xadj[v]:xadj[v+1]]
-		sortByHead(row)
+		scratch = sortByHead(row, scratch)
 		start, self := out, lo+v
 		for _, e := range row {
 			switch {
@@ -70,11 +68,12 @@ func rowsFromArcs(lo, n int64, parts [][]arc) (rows, int64) {
 
 // sortByHead sorts a row's entries by neighbour ID: insertion sort for the
 // short rows that make up most of a sparse graph, where a generic sort's
-// comparator calls cost more than the sorting.
-func sortByHead(row []neighbour) {
-	if len(row) > 24 {
-		slices.SortFunc(row, func(x, y neighbour) int { return cmp.Compare(x.To, y.To) })
-		return
+// comparator calls cost more than the sorting; radix sort in bytes of the
+// row's ID range for the long rows of hubs. It returns scratch, grown to
+// the row's length if it was shorter, for the next call.
+func sortByHead(row, scratch []neighbour) []neighbour {
+	if len(row) > radixRow {
+		return radixSortHeads(row, scratch)
 	}
 	for i := 1; i < len(row); i++ {
 		e := row[i]
@@ -84,4 +83,45 @@ func sortByHead(row []neighbour) {
 		}
 		row[j] = e
 	}
+	return scratch
+}
+
+// radixRow is the row length above which sortByHead radix-sorts: a pass
+// costs the row plus 256 counters, a comparison sort log2(len) compares per
+// entry.
+const radixRow = 64
+
+// radixSortHeads sorts row by neighbour ID, least significant byte first,
+// over the bytes in which the row's IDs differ from its smallest.
+func radixSortHeads(row, scratch []neighbour) []neighbour {
+	lo, hi := row[0].To, row[0].To
+	for _, e := range row {
+		lo, hi = min(lo, e.To), max(hi, e.To)
+	}
+	if cap(scratch) < len(row) {
+		scratch = make([]neighbour, len(row))
+	}
+	src, dst := row, scratch[:len(row)]
+	span := uint64(hi - lo)
+	for shift := uint(0); shift < 64 && span>>shift > 0; shift += 8 {
+		var count [256]int
+		for _, e := range src {
+			count[(uint64(e.To-lo)>>shift)&0xff]++
+		}
+		sum := 0
+		for d, c := range count {
+			count[d] = sum
+			sum += c
+		}
+		for _, e := range src {
+			d := (uint64(e.To-lo) >> shift) & 0xff
+			dst[count[d]] = e
+			count[d]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &row[0] {
+		copy(row, src) // an odd number of passes left the result in scratch
+	}
+	return scratch
 }

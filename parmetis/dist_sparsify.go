@@ -1,8 +1,6 @@
 package parmetis
 
 import (
-	"slices"
-
 	"gnnrun/collective"
 	"gnnrun/graph"
 )
@@ -39,16 +37,7 @@ func (g *DistGraph) sparsify(keep []int64) (bool, error) {
 		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
 			keys = append(keys, g.edgeKey(v, e))
 		}
-		slices.SortFunc(keys, func(a, b edgeKey) int {
-			if b.less(a) {
-				return -1
-			}
-			if a.less(b) {
-				return 1
-			}
-			return 0
-		})
-		thr[v] = keys[keep[v]-1]
+		thr[v] = kthLargest(keys, int(keep[v]), edgeKey.less)
 	}
 	if err := haloUpdate(g, thr); err != nil {
 		return false, err
@@ -60,10 +49,13 @@ func (g *DistGraph) sparsify(keep []int64) (bool, error) {
 	for v := range int32(nl) {
 		start := next
 		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
-			k := g.edgeKey(v, e)
-			if k.less(thr[v]) && k.less(thr[g.Adj[e]]) {
-				dropped = true
-				continue
+			// An end that keeps everything (the zero key) keeps the edge:
+			// no weight is below zero, so no hash is needed.
+			if tu := thr[g.Adj[e]]; thr[v] != (edgeKey{}) && tu != (edgeKey{}) {
+				if k := g.edgeKey(v, e); k.less(thr[v]) && k.less(tu) {
+					dropped = true
+					continue
+				}
 			}
 			g.Adj[next], g.Adjwgt[next] = g.Adj[e], g.Adjwgt[e]
 			next++

@@ -1,6 +1,9 @@
 package parmetis
 
-import "time"
+import (
+	"cmp"
+	"time"
+)
 
 // sparsify drops the light edges of dense coarse graphs: every vertex keeps
 // its `keep` heaviest edges, and an edge survives if either endpoint keeps
@@ -23,7 +26,7 @@ func (c *serialCtrl) sparsify(g *Graph, keep int) {
 			continue
 		}
 		buf = append(buf[:0], w...)
-		thr[v] = kthLargest(buf, keep)
+		thr[v] = kthLargest(buf, keep, cmpLess[int64])
 	}
 	c.ws.conn = buf
 	var ce int64
@@ -43,17 +46,18 @@ func (c *serialCtrl) sparsify(g *Graph, keep int) {
 	g.Adjncy, g.Adjwgt = g.Adjncy[:ce], g.Adjwgt[:ce]
 }
 
-// kthLargest returns the k-th largest of xs (1-based), reordering xs.
-func kthLargest(xs []int64, k int) int64 {
+// kthLargest returns the k-th largest of xs (1-based) under less,
+// reordering xs: Hoare's selection, O(len(xs)) on average.
+func kthLargest[T any](xs []T, k int, less func(a, b T) bool) T {
 	lo, hi, want := 0, len(xs)-1, k-1
 	for lo < hi {
 		p := xs[(lo+hi)/2]
 		i, j := lo, hi
 		for i <= j {
-			for xs[i] > p {
+			for less(p, xs[i]) {
 				i++
 			}
-			for xs[j] < p {
+			for less(xs[j], p) {
 				j--
 			}
 			if i <= j {
@@ -73,3 +77,5 @@ func kthLargest(xs []int64, k int) int64 {
 	}
 	return xs[want]
 }
+
+func cmpLess[T cmp.Ordered](a, b T) bool { return a < b }
