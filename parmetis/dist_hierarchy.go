@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"gnnrun/collective"
+	"gnnrun/graph"
 )
 
 // PartitionHierarchical partitions g into a groups (machines), then the
@@ -99,19 +100,25 @@ type subgraph struct {
 }
 
 // induceOnAll builds, on g's communicator, the subgraph induced by the
-// vertices of part m, with their vertex weights. It is collective.
+// vertices of part m, with their vertex weights. Every rank keeps its own
+// vertices of m, numbered in rank order, so their rows are filtered and
+// relabelled in place and no arc moves: g's rows are already symmetric and
+// merged, and its spread of vertices and edges over the ranks carries over
+// to the subgraph. It is collective.
 func (g *DistGraph) induceOnAll(part []int32, m int32) (*subgraph, error) {
-	c, nl := g.c, g.NLocal()
+	c, nl, nc := g.c, g.NLocal(), g.NCon
 	sub := &subgraph{parent: g}
 	for v := range nl {
 		if part[v] == m {
 			sub.mine = append(sub.mine, int32(v))
 		}
 	}
-	start, total, err := collective.Offset(c, int64(len(sub.mine)))
+	counts, err := collective.Allgather(c, int64(len(sub.mine)))
 	if err != nil {
 		return nil, err
 	}
+	dist := graph.BookFromCounts(counts)
+	start := dist.Bounds[c.Rank()]
 	newID := make([]int64, nl+len(g.Ghosts))
 	for i := range newID[:nl] {
 		newID[i] = -1
@@ -124,26 +131,31 @@ func (g *DistGraph) induceOnAll(part []int32, m int32) (*subgraph, error) {
 	if err := haloUpdate(g, newID); err != nil {
 		return nil, err
 	}
-	m64 := 0
+	arcs := 0
 	for _, v := range sub.mine {
 		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
 			if newID[g.Adj[e]] >= 0 {
-				m64++
+				arcs++
 			}
 		}
 	}
-	in := Input{N: total, Symmetric: true, Src: make([]int64, 0, m64), Dst: make([]int64, 0, m64), Weight: make([]int64, 0, m64)}
-	for _, v := range sub.mine {
+	// The parent's rows are sorted by neighbour ID and newID keeps that
+	// order, so the subgraph's rows are as Build would make them.
+	r := rows{lo: start, xadj: make([]int64, len(sub.mine)+1), nbr: make([]neighbour, 0, arcs)}
+	vw := make([]int64, len(sub.mine)*nc)
+	for i, v := range sub.mine {
 		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
 			if u := newID[g.Adj[e]]; u >= 0 {
-				in.Src, in.Dst, in.Weight = append(in.Src, newID[v]), append(in.Dst, u), append(in.Weight, g.Adjwgt[e])
+				r.nbr = append(r.nbr, neighbour{u, g.Adjwgt[e]})
 			}
 		}
+		r.xadj[i+1] = int64(len(r.nbr))
+		copy(vw[i*nc:], g.Vwgt[int(v)*nc:int(v+1)*nc])
 	}
-	if sub.g, _, err = Build(c, in); err != nil {
+	if sub.g, err = r.toGraph(c, dist); err != nil {
 		return nil, err
 	}
-	return sub, sub.g.carryWeights(g, sub.mine, newID)
+	return sub, sub.g.SetVertexWeights(nc, vw)
 }
 
 // back returns, for each of the parent's vertices in the subgraph (in the
@@ -158,28 +170,4 @@ func (sub *subgraph) back(subPart []int32) ([]int32, error) {
 		}
 		return out, nil
 	})
-}
-
-// carryWeights gives the vertices of the induced graph sg the weights their
-// originals have in g; mine lists g's owned vertices in sg, newID their IDs.
-func (sg *DistGraph) carryWeights(g *DistGraph, mine []int32, newID []int64) error {
-	nc := g.NCon
-	send := make([][]int64, sg.c.Size())
-	for _, v := range mine {
-		o := sg.Dist.Owner(newID[v])
-		send[o] = append(send[o], newID[v])
-		send[o] = append(send[o], g.Vwgt[int(v)*nc:int(v+1)*nc]...)
-	}
-	got, err := collective.Exchange(sg.c, send)
-	if err != nil {
-		return err
-	}
-	vw := make([]int64, sg.NLocal()*nc)
-	lo := sg.Lo()
-	for _, rec := range got {
-		for i := 0; i < len(rec); i += 1 + nc {
-			copy(vw[(rec[i]-lo)*int64(nc):], rec[i+1:i+1+nc])
-		}
-	}
-	return sg.SetVertexWeights(nc, vw)
 }
