@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -113,15 +114,28 @@ func newLogger(c rank.Comm, verbose int) *slog.Logger {
 // fail prints the error as "gnnrun: rank R/P (host): ..." and ends the whole
 // job: MPI_Abort when there are other ranks, so none of them waits forever
 // for this one.
+//
+// An agreed error, one every rank returns alike, ends the job without
+// MPI_Abort: rank 0 prints it and every rank finalizes and exits non-zero,
+// so the abort of a faster rank cannot cut off rank 0's report.
 func fail(c rank.Comm, err error) {
 	msg := strings.TrimSpace(err.Error())
-	fmt.Fprintf(os.Stderr, "gnnrun: rank %d/%d (%s): %s\n", c.Rank(), c.Size(), c.Host(), msg)
-	if c.Size() > 1 {
+	var ag agreed
+	together := errors.As(err, &ag)
+	if !together || c.Rank() == 0 {
+		fmt.Fprintf(os.Stderr, "gnnrun: rank %d/%d (%s): %s\n", c.Rank(), c.Size(), c.Host(), msg)
+	}
+	if c.Size() > 1 && !together {
 		c.Abort(1)
 	}
 	rank.Finalize()
 	os.Exit(1)
 }
+
+// agreed marks an error that every rank returns alike (see fail).
+type agreed struct{ error }
+
+func (a agreed) Unwrap() error { return a.error }
 
 // guard turns a panic on this goroutine into fail; defer it first thing in
 // every goroutine a command starts on its own.

@@ -69,7 +69,8 @@ func runInspect(e *env, args []string) error {
 	}
 	printInspect(e, rep)
 	if rep.NumViolations > 0 {
-		return fmt.Errorf("%s: %d violations (first: %s)", rep.ConfigPath, rep.NumViolations, rep.Violations[0])
+		// Every rank has the report: end together, after rank 0 printed it.
+		return agreed{fmt.Errorf("%s: %d violations (first: %s)", rep.ConfigPath, rep.NumViolations, rep.Violations[0])}
 	}
 	return nil
 }
