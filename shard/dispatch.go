@@ -374,7 +374,11 @@ func (d *dispatcher) waves() error {
 		if err != nil {
 			return err
 		}
-		err = d.timed("nodes", func() error { return d.shuffleNodes(pw, no[nb[first]:nb[last]], first) })
+		gb := make([]int, last-first+1)
+		for i := range gb {
+			gb[i] = nb[first+i] - nb[first]
+		}
+		err = d.timed("nodes", func() error { return d.shuffleNodes(pw, no[nb[first]:nb[last]], gb, first) })
 		release(d.workingSet())
 		if err == nil {
 			err = d.timed("edges", func() error { return d.shuffleEdges(pw, eo, first, last) })

@@ -85,17 +85,15 @@ func (pw *partWriter) acceptNodes(recs []nodeRec) error {
 	return nil
 }
 
-// acceptNodeRows writes the arriving rows of node array a: one row for
-// each record of the array's type, in record order. Consecutive new IDs
-// are written with one call.
-func (pw *partWriter) acceptNodeRows(a int, recs []nodeRec, rows []byte) error {
+// acceptNodeRows writes the rows of node array a at the head of rows: one
+// row for each record of the array's type, in record order (the records
+// came from one rank). Consecutive new IDs are written with one call. It
+// returns the bytes it took.
+func (pw *partWriter) acceptNodeRows(a int, recs []nodeRec, rows []byte) (int64, error) {
 	d := pw.d
 	arr := d.nodeArrays[a]
 	if pw.part < 0 {
-		if len(rows) > 0 {
-			return errorf("node shuffle: rank %d received rows in a wave where it builds no partition", d.c.Rank())
-		}
-		return nil
+		return 0, nil
 	}
 	rb := int64(arr.data.RowBytes())
 	tlo, thi := d.book.TypeRange(pw.part, arr.t)
@@ -113,12 +111,12 @@ func (pw *partWriter) acceptNodeRows(a int, recs []nodeRec, rows []byte) error {
 			continue
 		}
 		if off+rb > int64(len(rows)) {
-			return errorf("node shuffle: array %s/%s: %d bytes arrived for more rows", d.m.NodeTypes[arr.t], arr.name, len(rows))
+			return 0, errorf("node shuffle: array %s/%s: %d bytes arrived for more rows", d.m.NodeTypes[arr.t], arr.name, len(rows))
 		}
 		d.got.nodes.rows.Add(arrayRowHash(a, r.New, rows[off:off+rb]))
 		if runRows > 0 && r.New != runStart+runRows {
 			if err := flush(); err != nil {
-				return err
+				return 0, err
 			}
 		}
 		if runRows == 0 {
@@ -127,13 +125,7 @@ func (pw *partWriter) acceptNodeRows(a int, recs []nodeRec, rows []byte) error {
 		runRows++
 		off += rb
 	}
-	if err := flush(); err != nil {
-		return err
-	}
-	if off != int64(len(rows)) {
-		return errorf("node shuffle: array %s/%s: %d bytes arrived for %d rows", d.m.NodeTypes[arr.t], arr.name, len(rows), off/max(rb, 1))
-	}
-	return nil
+	return off, flush()
 }
 
 // acceptEdges keeps the arriving edges and their data rows.

@@ -124,3 +124,55 @@ func requestRounds[V any](c *collective.Comm, keys []int64, owner func(int64) in
 	}
 	return out, nil
 }
+
+// staggered orders the items of a wave for sending: grouped by
+// destination (group g holds positions [gb[g], gb[g+1]) of the wave's
+// items), with this rank's groups rotated so it sends to destination
+// start first, then start+1, and so on around. If every rank sent its
+// groups in the same order, every rank would send to rank 0 in the first
+// rounds, which would then receive and write P times its share while the
+// others wait for it in the all-to-all; rotated by rank, each round spreads
+// the rows over all receivers.
+type staggered struct {
+	gb    []int // group bounds in positions
+	start int   // first group sent
+	vb    []int // group bounds in sending order: group (start+j) mod G is [vb[j], vb[j+1])
+}
+
+// newStaggered rotates the groups gb for rank me: it sends to the next
+// rank's group first, its own last.
+func newStaggered(gb []int, me int) staggered {
+	g := len(gb) - 1
+	s := staggered{gb: gb, vb: make([]int, g+1)}
+	if g > 0 {
+		s.start = (me + 1) % g
+	}
+	for j := range g {
+		k := (s.start + j) % g
+		s.vb[j+1] = s.vb[j] + gb[k+1] - gb[k]
+	}
+	return s
+}
+
+// at returns the position of the i-th item in sending order.
+func (s staggered) at(i int) int {
+	g := len(s.gb) - 1
+	j := 0
+	for i >= s.vb[j+1] {
+		j++
+	}
+	return s.gb[(s.start+j)%g] + i - s.vb[j]
+}
+
+// segment returns the positions [a, b) of group k's items among the items
+// [lo, hi) in sending order (one round's chunk).
+func (s staggered) segment(k, lo, hi int) (int, int) {
+	g := len(s.gb) - 1
+	j := (k - s.start + g) % g
+	vlo, vhi := max(lo, s.vb[j]), min(hi, s.vb[j+1])
+	if vlo >= vhi {
+		return 0, 0
+	}
+	base := s.gb[k] - s.vb[j]
+	return base + vlo, base + vhi
+}

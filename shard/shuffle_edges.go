@@ -90,12 +90,17 @@ func (o *edgeOrder) at(i int) int {
 }
 
 // shuffleEdges sends this rank's edges of the wave of partitions [first,
-// last) (positions [a, b) of the order, grouped by destination) in rounds,
-// and hands what arrives to pw.
+// last) (positions [a, b) of the order, grouped by destination), staggered
+// by rank, in rounds, and hands what arrives to pw.
 func (d *dispatcher) shuffleEdges(pw *partWriter, o *edgeOrder, first, last int) error {
 	e := d.g.Edges
-	a, b := o.bounds[first], o.bounds[last]
-	bounds := chunkBounds(b-a, func(i int) int { return 24 + d.edgeRow[e.TypeOf(o.at(a+i))] }, d.o.budget)
+	a := o.bounds[first]
+	gb := make([]int, last-first+1)
+	for i := range gb {
+		gb[i] = o.bounds[first+i] - a
+	}
+	st := newStaggered(gb, d.c.Rank())
+	bounds := chunkBounds(gb[len(gb)-1], func(i int) int { return 24 + d.edgeRow[e.TypeOf(o.at(a+st.at(i)))] }, d.o.budget)
 	rounds, err := agreeRounds(d.c, bounds)
 	if err != nil {
 		return err
@@ -107,27 +112,29 @@ func (d *dispatcher) shuffleEdges(pw *partWriter, o *edgeOrder, first, last int)
 	recs, recvRecs, rows, recvRows := d.buf.erecs, d.buf.erecv, d.buf.rows, d.buf.recv
 	defer func() { d.buf.erecs, d.buf.erecv, d.buf.rows, d.buf.recv = recs, recvRecs, rows, recvRows }()
 	for r := range rounds {
-		lo, hi := a, a
+		lo, hi := 0, 0
 		if r+1 < len(bounds) {
-			lo, hi = a+bounds[r], a+bounds[r+1]
+			lo, hi = bounds[r], bounds[r+1]
 		}
 		clear(counts)
 		clear(byteCounts)
 		recs, rows = recs[:0], rows[:0]
-		for i := lo; i < hi; i++ {
-			k := o.at(i)
-			t := e.TypeOf(k)
-			rec := edgeRec{Src: e.Src[k], Dst: e.Dst[k], Key: edgeKey(t, e.ID[k])}
-			dst := int(d.epart[k]) - first
-			counts[dst]++
-			byteCounts[dst] += d.edgeRow[t]
-			recs = append(recs, rec)
-			d.sent.edges.n++
-			d.sent.edges.ids.Add(edgeHash(rec))
-			for _, a := range arraysOf[t] {
-				row := d.edgeArrays[a].data.Row(int64(k))
-				rows = append(rows, row...)
-				d.sent.edges.rows.Add(arrayRowHash(a, rec.Key, row))
+		for dst := range len(gb) - 1 {
+			sa, sb := st.segment(dst, lo, hi)
+			for i := a + sa; i < a+sb; i++ {
+				k := o.at(i)
+				t := e.TypeOf(k)
+				rec := edgeRec{Src: e.Src[k], Dst: e.Dst[k], Key: edgeKey(t, e.ID[k])}
+				counts[dst]++
+				byteCounts[dst] += d.edgeRow[t]
+				recs = append(recs, rec)
+				d.sent.edges.n++
+				d.sent.edges.ids.Add(edgeHash(rec))
+				for _, ai := range arraysOf[t] {
+					row := d.edgeArrays[ai].data.Row(int64(k))
+					rows = append(rows, row...)
+					d.sent.edges.rows.Add(arrayRowHash(ai, rec.Key, row))
+				}
 			}
 		}
 		d.res.EdgeBytes += int64(24*len(recs) + len(rows))
@@ -147,7 +154,7 @@ func (d *dispatcher) shuffleEdges(pw *partWriter, o *edgeOrder, first, last int)
 		if err := pw.acceptEdges(recvRecs, recvRows, arraysOf); err != nil {
 			return err
 		}
-		d.o.progress("edges", int64(hi), int64(e.Len()))
+		d.o.progress("edges", int64(a+hi), int64(e.Len()))
 	}
 	return nil
 }

@@ -11,7 +11,10 @@ import (
 // type) have consecutive new IDs (relabel gives them out in input order),
 // so what arrives from one rank in one round is a few runs of consecutive
 // rows, each written with one pwrite at its place in the partition's
-// array file: node rows never gather in memory beyond one round.
+// array file: node rows never gather in memory beyond one round. One
+// all-to-all carries the records of a round, one more the rows of all its
+// arrays (to each rank: array by array, the rows of the nodes sent there),
+// so the ranks meet twice a round whatever the number of arrays.
 
 // nodeRec is a node on the wire: its new global ID and type-wise input ID.
 type nodeRec struct{ New, Orig int64 }
@@ -45,43 +48,60 @@ func (d *dispatcher) nodeOrder() ([]int, []int) {
 }
 
 // shuffleNodes sends the nodes of one wave (order: grouped by partition,
-// partitions first.. on ranks 0..) and hands what arrives to pw.
-func (d *dispatcher) shuffleNodes(pw *partWriter, order []int, first int) error {
+// partitions first.. on ranks 0.., group g at order[gb[g]:gb[g+1]]),
+// staggered by rank, and hands what arrives to pw.
+func (d *dispatcher) shuffleNodes(pw *partWriter, order []int, gb []int, first int) error {
 	base := d.nodeBase()
-	bounds := chunkBounds(len(order), func(k int) int { return 16 + d.nodeRow[typeAt(base, order[k])] }, d.o.budget)
+	st := newStaggered(gb, d.c.Rank())
+	bounds := chunkBounds(len(order), func(k int) int { return 16 + d.nodeRow[typeAt(base, order[st.at(k)])] }, d.o.budget)
 	rounds, err := agreeRounds(d.c, bounds)
 	if err != nil {
 		return err
 	}
 	d.res.NodeRounds += rounds
 	counts := make([]int, d.P)
-	typeCounts := make([][]int, d.T)
-	for t := range typeCounts {
-		typeCounts[t] = make([]int, d.P)
-	}
+	byteCounts := make([]int, d.P)
 	recs, recvRecs, rows, recvRows := d.buf.nrecs, d.buf.nrecv, d.buf.rows, d.buf.recv
 	defer func() { d.buf.nrecs, d.buf.nrecv, d.buf.rows, d.buf.recv = recs, recvRecs, rows, recvRows }()
 	for r := range rounds {
-		ch := chunk(order, bounds, r)
+		lo, hi := 0, 0
+		if r+1 < len(bounds) {
+			lo, hi = bounds[r], bounds[r+1]
+		}
 		clear(counts)
-		for t := range typeCounts {
-			clear(typeCounts[t])
+		clear(byteCounts)
+		recs, rows = recs[:0], rows[:0]
+		// Records, then rows array by array, each destination's in turn.
+		for dst := range len(gb) - 1 {
+			a, b := st.segment(dst, lo, hi)
+			counts[dst] = b - a
+			for _, x := range order[a:b] {
+				t := typeAt(base, x)
+				i := x - base[t]
+				tlo, _ := d.g.Nodes.Range(t)
+				rec := nodeRec{New: d.newIDs[t][i], Orig: tlo + int64(i)}
+				recs = append(recs, rec)
+				d.sent.nodes.n++
+				d.sent.nodes.ids.Add(graph.Mix64(idHash(saltNode, rec.New) ^ uint64(rec.Orig)))
+			}
+			start := len(rows)
+			for ai, arr := range d.nodeArrays {
+				for k, x := range order[a:b] {
+					if t := typeAt(base, x); t == arr.t {
+						row := arr.data.Row(int64(x - base[t]))
+						rows = append(rows, row...)
+						d.sent.nodes.rows.Add(arrayRowHash(ai, recs[len(recs)-(b-a)+k].New, row))
+					}
+				}
+			}
+			byteCounts[dst] = len(rows) - start
 		}
-		recs = recs[:0]
-		for _, x := range ch {
-			t := typeAt(base, x)
-			i := x - base[t]
-			lo, _ := d.g.Nodes.Range(t)
-			dst := int(d.a.Parts[t][i]) - first
-			counts[dst]++
-			typeCounts[t][dst]++
-			rec := nodeRec{New: d.newIDs[t][i], Orig: lo + int64(i)}
-			recs = append(recs, rec)
-			d.sent.nodes.n++
-			d.sent.nodes.ids.Add(graph.Mix64(idHash(saltNode, rec.New) ^ uint64(rec.Orig)))
-		}
+		var recCounts, rowCounts []int
 		err = d.comm("nodes", func() (err error) {
-			recvRecs, _, err = collective.AlltoallvInto(d.c, recs, counts, recvRecs)
+			if recvRecs, recCounts, err = collective.AlltoallvInto(d.c, recs, counts, recvRecs); err != nil {
+				return err
+			}
+			recvRows, rowCounts, err = collective.AlltoallvInto(d.c, rows, byteCounts, recvRows)
 			return err
 		})
 		if err != nil {
@@ -90,34 +110,32 @@ func (d *dispatcher) shuffleNodes(pw *partWriter, order []int, first int) error 
 		if err := pw.acceptNodes(recvRecs); err != nil {
 			return err
 		}
-		for a, arr := range d.nodeArrays {
-			rb := arr.data.RowBytes()
-			rows = rows[:0]
-			byteCounts := make([]int, d.P)
-			for k, x := range ch {
-				t := typeAt(base, x)
-				if t != arr.t {
-					continue
-				}
-				row := arr.data.Row(int64(x - base[t]))
-				rows = append(rows, row...)
-				byteCounts[int(d.a.Parts[t][x-base[t]])-first] += rb
-				d.sent.nodes.rows.Add(arrayRowHash(a, recs[k].New, row))
-			}
-			d.res.NodeBytes += int64(len(rows))
-			err = d.comm("nodes", func() (err error) {
-				recvRows, _, err = collective.AlltoallvInto(d.c, rows, byteCounts, recvRows)
-				return err
-			})
+		if err := pw.acceptRound(recvRecs, recCounts, recvRows, rowCounts); err != nil {
+			return err
+		}
+		d.res.NodeBytes += int64(16*len(recs) + len(rows))
+		d.o.progress("nodes", int64(bounds[min(r+1, len(bounds)-1)]), int64(len(order)))
+	}
+	return nil
+}
+
+// acceptRound writes the rows that came in one round: from each source,
+// array by array, the rows of the records it sent.
+func (pw *partWriter) acceptRound(recs []nodeRec, recCounts []int, rows []byte, rowCounts []int) error {
+	var ri, bi int
+	for src, n := range recCounts {
+		from, seg := recs[ri:ri+n], rows[bi:bi+rowCounts[src]]
+		for a := range pw.d.nodeArrays {
+			took, err := pw.acceptNodeRows(a, from, seg)
 			if err != nil {
 				return err
 			}
-			if err := pw.acceptNodeRows(a, recvRecs, recvRows); err != nil {
-				return err
-			}
+			seg = seg[took:]
 		}
-		d.res.NodeBytes += int64(16 * len(recs))
-		d.o.progress("nodes", int64(bounds[min(r+1, len(bounds)-1)]), int64(len(order)))
+		if len(seg) > 0 {
+			return errorf("node shuffle: rank %d sent %d bytes more than the rows of its %d nodes", src, len(seg), n)
+		}
+		ri, bi = ri+n, bi+rowCounts[src]
 	}
 	return nil
 }
