@@ -80,6 +80,9 @@ Every command also takes the common flags: -v (repeat for more detail),
 func (c *command) flagSet(common *commonFlags) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(c.name, pflag.ContinueOnError)
 	fs.SortFlags = false
+	// run prints the help or the error itself; pflag's own usage would
+	// print the flags a second time.
+	fs.Usage = func() {}
 	if c.flags != nil {
 		c.flags(fs)
 	}
