@@ -39,10 +39,16 @@ func agreeRounds(c *collective.Comm, bounds []int) (int, error) {
 
 // chunk returns chunk r of items, or an empty one past the last.
 func chunk[T any](items []T, bounds []int, r int) []T {
+	lo, hi := chunkRange(bounds, r)
+	return items[lo:hi]
+}
+
+// chunkRange returns the items [lo, hi) of chunk r, empty past the last.
+func chunkRange(bounds []int, r int) (lo, hi int) {
 	if r+1 >= len(bounds) {
-		return items[:0]
+		return 0, 0
 	}
-	return items[bounds[r]:bounds[r+1]]
+	return bounds[r], bounds[r+1]
 }
 
 // groupOrder returns the items 0..n-1 ordered by group (stable), with

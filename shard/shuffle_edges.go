@@ -112,10 +112,7 @@ func (d *dispatcher) shuffleEdges(pw *partWriter, o *edgeOrder, first, last int)
 	recs, recvRecs, rows, recvRows := d.buf.erecs, d.buf.erecv, d.buf.rows, d.buf.recv
 	defer func() { d.buf.erecs, d.buf.erecv, d.buf.rows, d.buf.recv = recs, recvRecs, rows, recvRows }()
 	for r := range rounds {
-		lo, hi := 0, 0
-		if r+1 < len(bounds) {
-			lo, hi = bounds[r], bounds[r+1]
-		}
+		lo, hi := chunkRange(bounds, r)
 		clear(counts)
 		clear(byteCounts)
 		recs, rows = recs[:0], rows[:0]

@@ -64,10 +64,7 @@ func (d *dispatcher) shuffleNodes(pw *partWriter, order []int, gb []int, first i
 	recs, recvRecs, rows, recvRows := d.buf.nrecs, d.buf.nrecv, d.buf.rows, d.buf.recv
 	defer func() { d.buf.nrecs, d.buf.nrecv, d.buf.rows, d.buf.recv = recs, recvRecs, rows, recvRows }()
 	for r := range rounds {
-		lo, hi := 0, 0
-		if r+1 < len(bounds) {
-			lo, hi = bounds[r], bounds[r+1]
-		}
+		lo, hi := chunkRange(bounds, r)
 		clear(counts)
 		clear(byteCounts)
 		recs, rows = recs[:0], rows[:0]
