@@ -72,6 +72,18 @@ func (t *twoWay) rebuild(g *DistGraph, full []int32) {
 	t.ok = true
 }
 
+// verify checks the kept ext against a recount; tests call it (checkCut).
+func (t *twoWay) verify(g *DistGraph, full []int32) error {
+	kept := slices.Clone(t.ext)
+	t.rebuild(g, full)
+	for v, x := range kept {
+		if x != t.ext[v] {
+			return fmt.Errorf("parmetis: vertex %d keeps external weight %d, recounted %d", g.GID(int32(v)), x, t.ext[v])
+		}
+	}
+	return nil
+}
+
 // moved updates ext after v changed part (full already says so).
 func (t *twoWay) moved(g *DistGraph, full []int32, v int32) {
 	t.ext[v] = t.deg[v] - t.ext[v]
@@ -262,6 +274,11 @@ func (r *refiner) settle(moves []move, guard bool) (bool, error) {
 		return false, err
 	}
 	if r.two != nil {
+		if checkCut && r.two.ok {
+			if err := r.two.verify(r.g, r.full); err != nil {
+				return false, err
+			}
+		}
 		r.two.ok = false // the ghosts change below
 	}
 	moves, err = r.undoOverflow(moves)
@@ -302,8 +319,9 @@ func (r *refiner) settle(moves []move, guard bool) (bool, error) {
 	return true, nil
 }
 
-// checkCut makes settle recompute the whole cut after every phase and fail
-// if the incremental one differs; tests set it.
+// checkCut makes settle recompute the whole cut (and the two-part gain
+// cache) after every phase and fail if the incremental one differs; tests
+// set it.
 var checkCut = false
 
 func (r *refiner) verifyCut() error {
