@@ -160,6 +160,16 @@ func newStaggered(gb []int, me int) staggered {
 	return s
 }
 
+// remote returns how many items come before rank me's own group (group
+// me, sent last), or all of them when me has no group.
+func (s staggered) remote(me int) int {
+	g := len(s.gb) - 1
+	if me < g {
+		return s.vb[g-1]
+	}
+	return s.vb[g]
+}
+
 // at returns the position of the i-th item in sending order.
 func (s staggered) at(i int) int {
 	g := len(s.gb) - 1

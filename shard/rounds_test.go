@@ -27,6 +27,16 @@ func TestStaggered(t *testing.T) {
 					t.Errorf("gb %v rank %d: first position %d, want %d (group %d)", gb, me, seen[0], gb[first], first)
 				}
 			}
+			if me < g {
+				for _, p := range seen[st.remote(me):] {
+					if p < gb[me] || p >= gb[me+1] {
+						t.Errorf("gb %v rank %d: position %d after remote() is not in the rank's own group", gb, me, p)
+					}
+				}
+				if got := n - st.remote(me); got != gb[me+1]-gb[me] {
+					t.Errorf("gb %v rank %d: %d items after remote(), own group has %d", gb, me, got, gb[me+1]-gb[me])
+				}
+			}
 			sorted := slices.Sorted(slices.Values(seen))
 			for i, p := range sorted {
 				if p != i {

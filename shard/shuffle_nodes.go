@@ -49,11 +49,16 @@ func (d *dispatcher) nodeOrder() ([]int, []int) {
 
 // shuffleNodes sends the nodes of one wave (order: grouped by partition,
 // partitions first.. on ranks 0.., group g at order[gb[g]:gb[g+1]]),
-// staggered by rank, and hands what arrives to pw.
+// staggered by rank, and hands what arrives to pw. The nodes of the rank's
+// own partition, last in the staggered order, never enter an all-to-all:
+// they are written after the rounds, so no round waits for a rank writing
+// its own rows.
 func (d *dispatcher) shuffleNodes(pw *partWriter, order []int, gb []int, first int) error {
 	base := d.nodeBase()
 	st := newStaggered(gb, d.c.Rank())
-	bounds := chunkBounds(len(order), func(k int) int { return 16 + d.nodeRow[typeAt(base, order[st.at(k)])] }, d.o.budget)
+	size := func(k int) int { return 16 + d.nodeRow[typeAt(base, order[st.at(k)])] }
+	remote := st.remote(d.c.Rank())
+	bounds := chunkBounds(remote, size, d.o.budget)
 	rounds, err := agreeRounds(d.c, bounds)
 	if err != nil {
 		return err
@@ -63,12 +68,12 @@ func (d *dispatcher) shuffleNodes(pw *partWriter, order []int, gb []int, first i
 	byteCounts := make([]int, d.P)
 	recs, recvRecs, rows, recvRows := d.buf.nrecs, d.buf.nrecv, d.buf.rows, d.buf.recv
 	defer func() { d.buf.nrecs, d.buf.nrecv, d.buf.rows, d.buf.recv = recs, recvRecs, rows, recvRows }()
-	for r := range rounds {
-		lo, hi := chunkRange(bounds, r)
+	// pack fills recs and rows with the items [lo, hi) in sending order:
+	// records, then rows array by array, each destination's in turn.
+	pack := func(lo, hi int) {
 		clear(counts)
 		clear(byteCounts)
 		recs, rows = recs[:0], rows[:0]
-		// Records, then rows array by array, each destination's in turn.
 		for dst := range len(gb) - 1 {
 			a, b := st.segment(dst, lo, hi)
 			counts[dst] = b - a
@@ -93,6 +98,10 @@ func (d *dispatcher) shuffleNodes(pw *partWriter, order []int, gb []int, first i
 			}
 			byteCounts[dst] = len(rows) - start
 		}
+		d.res.NodeBytes += int64(16*len(recs) + len(rows))
+	}
+	for r := range rounds {
+		pack(chunkRange(bounds, r))
 		var recCounts, rowCounts []int
 		err = d.comm("nodes", func() (err error) {
 			if recvRecs, recCounts, err = collective.AlltoallvInto(d.c, recs, counts, recvRecs); err != nil {
@@ -110,8 +119,18 @@ func (d *dispatcher) shuffleNodes(pw *partWriter, order []int, gb []int, first i
 		if err := pw.acceptRound(recvRecs, recCounts, recvRows, rowCounts); err != nil {
 			return err
 		}
-		d.res.NodeBytes += int64(16*len(recs) + len(rows))
 		d.o.progress("nodes", int64(bounds[min(r+1, len(bounds)-1)]), int64(len(order)))
+	}
+	own := chunkBounds(len(order)-remote, func(k int) int { return size(remote + k) }, d.o.budget)
+	for r := range len(own) - 1 {
+		pack(remote+own[r], remote+own[r+1])
+		if err := pw.acceptNodes(recs); err != nil {
+			return err
+		}
+		if err := pw.acceptRound(recs, counts, rows, byteCounts); err != nil {
+			return err
+		}
+		d.o.progress("nodes", int64(remote+own[r+1]), int64(len(order)))
 	}
 	return nil
 }
