@@ -132,8 +132,12 @@ func work(c *collective.Comm, o workerOptions) error {
 		for _, v := range all {
 			sent, comm = max(sent, v[0]), max(comm, v[1])
 		}
-		res.WireMBps[ph] = sent / wall / 1e6
-		res.CommMBps[ph] = sent / comm / 1e6
+		if wall > 0 {
+			res.WireMBps[ph] = sent / wall / 1e6
+		}
+		if comm > 0 { // one rank: its own rows never enter an all-to-all
+			res.CommMBps[ph] = sent / comm / 1e6
+		}
 	}
 	st := rec.Stages()
 	for _, s := range st {
@@ -163,7 +167,10 @@ func work(c *collective.Comm, o workerOptions) error {
 		return err
 	}
 	if c.Rank() == 0 {
-		blob, _ := json.Marshal(res)
+		blob, err := json.Marshal(res)
+		if err != nil {
+			return err
+		}
 		fmt.Println(string(blob))
 	}
 	return nil
