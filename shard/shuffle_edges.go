@@ -91,7 +91,8 @@ func (o *edgeOrder) at(i int) int {
 
 // shuffleEdges sends this rank's edges of the wave of partitions [first,
 // last) (positions [a, b) of the order, grouped by destination), staggered
-// by rank, in rounds, and hands what arrives to pw.
+// by rank, in rounds, and hands what arrives to pw. Like the nodes, the
+// edges of the rank's own partition skip the rounds.
 func (d *dispatcher) shuffleEdges(pw *partWriter, o *edgeOrder, first, last int) error {
 	e := d.g.Edges
 	a := o.bounds[first]
@@ -100,7 +101,9 @@ func (d *dispatcher) shuffleEdges(pw *partWriter, o *edgeOrder, first, last int)
 		gb[i] = o.bounds[first+i] - a
 	}
 	st := newStaggered(gb, d.c.Rank())
-	bounds := chunkBounds(gb[len(gb)-1], func(i int) int { return 24 + d.edgeRow[e.TypeOf(o.at(a+st.at(i)))] }, d.o.budget)
+	size := func(i int) int { return 24 + d.edgeRow[e.TypeOf(o.at(a+st.at(i)))] }
+	remote := st.remote(d.c.Rank())
+	bounds := chunkBounds(remote, size, d.o.budget)
 	rounds, err := agreeRounds(d.c, bounds)
 	if err != nil {
 		return err
@@ -111,8 +114,9 @@ func (d *dispatcher) shuffleEdges(pw *partWriter, o *edgeOrder, first, last int)
 	byteCounts := make([]int, d.P)
 	recs, recvRecs, rows, recvRows := d.buf.erecs, d.buf.erecv, d.buf.rows, d.buf.recv
 	defer func() { d.buf.erecs, d.buf.erecv, d.buf.rows, d.buf.recv = recs, recvRecs, rows, recvRows }()
-	for r := range rounds {
-		lo, hi := chunkRange(bounds, r)
+	// pack fills recs and rows with the edges [lo, hi) in sending order,
+	// each destination's in turn.
+	pack := func(lo, hi int) {
 		clear(counts)
 		clear(byteCounts)
 		recs, rows = recs[:0], rows[:0]
@@ -135,6 +139,10 @@ func (d *dispatcher) shuffleEdges(pw *partWriter, o *edgeOrder, first, last int)
 			}
 		}
 		d.res.EdgeBytes += int64(24*len(recs) + len(rows))
+	}
+	for r := range rounds {
+		lo, hi := chunkRange(bounds, r)
+		pack(lo, hi)
 		err := d.comm("edges", func() (err error) {
 			if recvRecs, _, err = collective.AlltoallvInto(d.c, recs, counts, recvRecs); err != nil {
 				return err
@@ -152,6 +160,14 @@ func (d *dispatcher) shuffleEdges(pw *partWriter, o *edgeOrder, first, last int)
 			return err
 		}
 		d.o.progress("edges", int64(a+hi), int64(e.Len()))
+	}
+	own := chunkBounds(gb[len(gb)-1]-remote, func(i int) int { return size(remote + i) }, d.o.budget)
+	for r := range len(own) - 1 {
+		pack(remote+own[r], remote+own[r+1])
+		if err := pw.acceptEdges(recs, rows, arraysOf); err != nil {
+			return err
+		}
+		d.o.progress("edges", int64(a+remote+own[r+1]), int64(e.Len()))
 	}
 	return nil
 }
