@@ -374,11 +374,7 @@ func (d *dispatcher) waves() error {
 		if err != nil {
 			return err
 		}
-		gb := make([]int, last-first+1)
-		for i := range gb {
-			gb[i] = nb[first+i] - nb[first]
-		}
-		err = d.timed("nodes", func() error { return d.shuffleNodes(pw, no[nb[first]:nb[last]], gb, first) })
+		err = d.timed("nodes", func() error { return d.shuffleNodes(pw, no[nb[first]:nb[last]], waveGroups(nb, first, last), first) })
 		release(d.workingSet())
 		if err == nil {
 			err = d.timed("edges", func() error { return d.shuffleEdges(pw, eo, first, last) })

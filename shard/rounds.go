@@ -131,6 +131,44 @@ func requestRounds[V any](c *collective.Comm, keys []int64, owner func(int64) in
 	return out, nil
 }
 
+// waveGroups returns the bounds of groups first..last-1 of bounds (the
+// items of a wave, grouped by destination), counted from the wave's first.
+func waveGroups(bounds []int, first, last int) []int {
+	gb := make([]int, last-first+1)
+	for i := range gb {
+		gb[i] = bounds[first+i] - bounds[first]
+	}
+	return gb
+}
+
+// wavePlan is how this rank sends the items of a wave: in staggered order,
+// the other ranks' groups in rounds (chunk bounds in sending order, and
+// the number of rounds every rank runs), then its own group in chunks
+// (bounds in sending order, from where the rounds end) that it keeps
+// without an all-to-all, so no round waits for a rank keeping its own.
+type wavePlan struct {
+	st     staggered
+	bounds []int
+	rounds int
+	own    []int
+}
+
+// planWave plans a wave whose group g holds positions [gb[g], gb[g+1]),
+// the item at position p weighing size(p) bytes, in chunks of at most
+// budget bytes. It is collective.
+func planWave(c *collective.Comm, gb []int, size func(p int) int, budget int) (wavePlan, error) {
+	st := newStaggered(gb, c.Rank())
+	remote := st.remote(c.Rank())
+	w := wavePlan{st: st, bounds: chunkBounds(remote, func(i int) int { return size(st.at(i)) }, budget)}
+	w.own = chunkBounds(gb[len(gb)-1]-remote, func(i int) int { return size(st.at(remote + i)) }, budget)
+	for i := range w.own {
+		w.own[i] += remote
+	}
+	var err error
+	w.rounds, err = agreeRounds(c, w.bounds)
+	return w, err
+}
+
 // staggered orders the items of a wave for sending: grouped by
 // destination (group g holds positions [gb[g], gb[g+1]) of the wave's
 // items), with this rank's groups rotated so it sends to destination

@@ -96,19 +96,13 @@ func (o *edgeOrder) at(i int) int {
 func (d *dispatcher) shuffleEdges(pw *partWriter, o *edgeOrder, first, last int) error {
 	e := d.g.Edges
 	a := o.bounds[first]
-	gb := make([]int, last-first+1)
-	for i := range gb {
-		gb[i] = o.bounds[first+i] - a
-	}
-	st := newStaggered(gb, d.c.Rank())
-	size := func(i int) int { return 24 + d.edgeRow[e.TypeOf(o.at(a+st.at(i)))] }
-	remote := st.remote(d.c.Rank())
-	bounds := chunkBounds(remote, size, d.o.budget)
-	rounds, err := agreeRounds(d.c, bounds)
+	gb := waveGroups(o.bounds, first, last)
+	plan, err := planWave(d.c, gb, func(p int) int { return 24 + d.edgeRow[e.TypeOf(o.at(a+p))] }, d.o.budget)
 	if err != nil {
 		return err
 	}
-	d.res.EdgeRounds += rounds
+	st := plan.st
+	d.res.EdgeRounds += plan.rounds
 	arraysOf := d.edgeArraysOf()
 	counts := make([]int, d.P)
 	byteCounts := make([]int, d.P)
@@ -140,8 +134,8 @@ func (d *dispatcher) shuffleEdges(pw *partWriter, o *edgeOrder, first, last int)
 		}
 		d.res.EdgeBytes += int64(24*len(recs) + len(rows))
 	}
-	for r := range rounds {
-		lo, hi := chunkRange(bounds, r)
+	for r := range plan.rounds {
+		lo, hi := chunkRange(plan.bounds, r)
 		pack(lo, hi)
 		err := d.comm("edges", func() (err error) {
 			if recvRecs, _, err = collective.AlltoallvInto(d.c, recs, counts, recvRecs); err != nil {
@@ -161,13 +155,12 @@ func (d *dispatcher) shuffleEdges(pw *partWriter, o *edgeOrder, first, last int)
 		}
 		d.o.progress("edges", int64(a+hi), int64(e.Len()))
 	}
-	own := chunkBounds(gb[len(gb)-1]-remote, func(i int) int { return size(remote + i) }, d.o.budget)
-	for r := range len(own) - 1 {
-		pack(remote+own[r], remote+own[r+1])
+	for r := range len(plan.own) - 1 {
+		pack(plan.own[r], plan.own[r+1])
 		if err := pw.acceptEdges(recs, rows, arraysOf); err != nil {
 			return err
 		}
-		d.o.progress("edges", int64(a+remote+own[r+1]), int64(e.Len()))
+		d.o.progress("edges", int64(a+plan.own[r+1]), int64(e.Len()))
 	}
 	return nil
 }

@@ -55,15 +55,12 @@ func (d *dispatcher) nodeOrder() ([]int, []int) {
 // its own rows.
 func (d *dispatcher) shuffleNodes(pw *partWriter, order []int, gb []int, first int) error {
 	base := d.nodeBase()
-	st := newStaggered(gb, d.c.Rank())
-	size := func(k int) int { return 16 + d.nodeRow[typeAt(base, order[st.at(k)])] }
-	remote := st.remote(d.c.Rank())
-	bounds := chunkBounds(remote, size, d.o.budget)
-	rounds, err := agreeRounds(d.c, bounds)
+	plan, err := planWave(d.c, gb, func(p int) int { return 16 + d.nodeRow[typeAt(base, order[p])] }, d.o.budget)
 	if err != nil {
 		return err
 	}
-	d.res.NodeRounds += rounds
+	st := plan.st
+	d.res.NodeRounds += plan.rounds
 	counts := make([]int, d.P)
 	byteCounts := make([]int, d.P)
 	recs, recvRecs, rows, recvRows := d.buf.nrecs, d.buf.nrecv, d.buf.rows, d.buf.recv
@@ -77,6 +74,7 @@ func (d *dispatcher) shuffleNodes(pw *partWriter, order []int, gb []int, first i
 		for dst := range len(gb) - 1 {
 			a, b := st.segment(dst, lo, hi)
 			counts[dst] = b - a
+			r0 := len(recs)
 			for _, x := range order[a:b] {
 				t := typeAt(base, x)
 				i := x - base[t]
@@ -92,7 +90,7 @@ func (d *dispatcher) shuffleNodes(pw *partWriter, order []int, gb []int, first i
 					if t := typeAt(base, x); t == arr.t {
 						row := arr.data.Row(int64(x - base[t]))
 						rows = append(rows, row...)
-						d.sent.nodes.rows.Add(arrayRowHash(ai, recs[len(recs)-(b-a)+k].New, row))
+						d.sent.nodes.rows.Add(arrayRowHash(ai, recs[r0+k].New, row))
 					}
 				}
 			}
@@ -100,8 +98,8 @@ func (d *dispatcher) shuffleNodes(pw *partWriter, order []int, gb []int, first i
 		}
 		d.res.NodeBytes += int64(16*len(recs) + len(rows))
 	}
-	for r := range rounds {
-		pack(chunkRange(bounds, r))
+	for r := range plan.rounds {
+		pack(chunkRange(plan.bounds, r))
 		var recCounts, rowCounts []int
 		err = d.comm("nodes", func() (err error) {
 			if recvRecs, recCounts, err = collective.AlltoallvInto(d.c, recs, counts, recvRecs); err != nil {
@@ -119,18 +117,17 @@ func (d *dispatcher) shuffleNodes(pw *partWriter, order []int, gb []int, first i
 		if err := pw.acceptRound(recvRecs, recCounts, recvRows, rowCounts); err != nil {
 			return err
 		}
-		d.o.progress("nodes", int64(bounds[min(r+1, len(bounds)-1)]), int64(len(order)))
+		d.o.progress("nodes", int64(plan.bounds[min(r+1, len(plan.bounds)-1)]), int64(len(order)))
 	}
-	own := chunkBounds(len(order)-remote, func(k int) int { return size(remote + k) }, d.o.budget)
-	for r := range len(own) - 1 {
-		pack(remote+own[r], remote+own[r+1])
+	for r := range len(plan.own) - 1 {
+		pack(plan.own[r], plan.own[r+1])
 		if err := pw.acceptNodes(recs); err != nil {
 			return err
 		}
 		if err := pw.acceptRound(recs, counts, rows, byteCounts); err != nil {
 			return err
 		}
-		d.o.progress("nodes", int64(remote+own[r+1]), int64(len(order)))
+		d.o.progress("nodes", int64(plan.own[r+1]), int64(len(order)))
 	}
 	return nil
 }
