@@ -197,9 +197,15 @@ func rbSerial(g *DistGraph, do DistOptions, first int, tp []float64, ub []float6
 	if err != nil {
 		return nil, err
 	}
+	return serialPiece(s, do, first, tp, ub)
+}
+
+// serialPiece partitions the piece s of a recursive bisection serially
+// into the len(tp) parts numbered from first. A piece left unbalanced is
+// no error: the final k-way balancing mends it.
+func serialPiece(s *Graph, do DistOptions, first int, tp []float64, ub []float64) ([]int32, error) {
 	o := do.Options
-	o.Parts, o.TargetWeights = len(tp), tp
-	o.Imbalance = ub
+	o.Parts, o.TargetWeights, o.Imbalance = len(tp), tp, ub
 	o.Seed = graph.Mix(do.Seed, 0x5e71a1, uint64(first))
 	part, err := PartitionSerial(s, o)
 	if err != nil && !errors.Is(err, ErrUnbalanced) {
@@ -225,13 +231,7 @@ func rbReplicated(g *DistGraph, do DistOptions, first int, tp []float64, ub []fl
 	}
 	var all []int32
 	if g.c.Rank() == 0 {
-		o := do.Options
-		o.Parts, o.TargetWeights, o.Imbalance = len(tp), tp, ub
-		o.Seed = graph.Mix(do.Seed, 0x5e71a1, uint64(first))
-		// The final k-way balancing mends a piece left unbalanced.
-		if all, err = PartitionSerial(s, o); errors.Is(err, ErrUnbalanced) {
-			err = nil
-		}
+		all, err = serialPiece(s, do, first, tp, ub)
 	}
 	if err = collective.Agree(g.c, err); err != nil {
 		return nil, err
@@ -239,11 +239,7 @@ func rbReplicated(g *DistGraph, do DistOptions, first int, tp []float64, ub []fl
 	if all, err = collective.Bcast(g.c, all, 0); err != nil {
 		return nil, err
 	}
-	part := slices.Clone(all[g.Lo() : g.Lo()+int64(g.NLocal())])
-	for i := range part {
-		part[i] += int32(first)
-	}
-	return part, nil
+	return slices.Clone(all[g.Lo() : g.Lo()+int64(g.NLocal())]), nil // not the whole piece's
 }
 
 // scaleBounds returns, per constraint, the share of the imbalance bound ub

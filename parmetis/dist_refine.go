@@ -59,17 +59,22 @@ func newTwoWay(g *DistGraph, parts int) *twoWay {
 
 // rebuild recomputes ext from the parts in full.
 func (t *twoWay) rebuild(g *DistGraph, full []int32) {
-	for v := range g.NLocal() {
-		var x int64
-		a := full[v]
-		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
-			if full[g.Adj[e]] != a {
-				x += g.Adjwgt[e]
-			}
-		}
-		t.ext[v] = x
+	for v := range int32(g.NLocal()) {
+		t.ext[v] = external(g, full, v)
 	}
 	t.ok = true
+}
+
+// external is the weight of owned vertex v's edges to other parts than
+// its own.
+func external(g *DistGraph, full []int32, v int32) int64 {
+	var x int64
+	for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
+		if full[g.Adj[e]] != full[v] {
+			x += g.Adjwgt[e]
+		}
+	}
+	return x
 }
 
 // verify checks the kept ext against a recount; tests call it (checkCut).
@@ -126,12 +131,8 @@ func (r *refiner) sync() error {
 func (r *refiner) globalCut() (int64, error) {
 	g := r.g
 	var local int64
-	for v := range g.NLocal() {
-		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
-			if r.full[g.Adj[e]] != r.full[v] {
-				local += g.Adjwgt[e]
-			}
-		}
+	for v := range int32(g.NLocal()) {
+		local += external(g, r.full, v)
 	}
 	sum, err := collective.Sum(g.c, local)
 	return sum / 2, err // every cut edge is seen from both ends
