@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"time"
 
 	"gnnrun/collective"
@@ -90,6 +92,22 @@ func rbSplit(g *DistGraph, do DistOptions, first int, tp []float64, depth int, s
 		// seeded tries on every rank, then split, it gets the serial
 		// partitioner's quality on both halves.)
 		return rbReplicated(g, do, first, tp, scaleBounds(do.Imbalance, depth, st.depth))
+	}
+	if d := kwayAfterEnv(); d > 0 && depth <= st.depth-d {
+		kw := do
+		kw.Parts, kw.TargetWeights = k, tp
+		kw.Imbalance = scaleBounds(do.Imbalance, depth, st.depth)
+		res, err := PartitionKway(g, kw)
+		if err != nil {
+			return nil, err
+		}
+		for ph, s := range res.Seconds {
+			st.seconds[ph] += s
+		}
+		for i := range res.Part {
+			res.Part[i] += int32(first)
+		}
+		return res.Part, nil
 	}
 	k0 := k / 2
 	w0 := 0.0
@@ -473,4 +491,9 @@ func (ind *induced) back(side, subPart []int32) ([]int32, error) {
 		}
 		return out, nil
 	})
+}
+
+func kwayAfterEnv() int {
+	v, _ := strconv.Atoi(os.Getenv("GNN_KWAY_AFTER"))
+	return v
 }

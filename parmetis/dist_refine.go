@@ -36,11 +36,23 @@ type refiner struct {
 // twoWay keeps, for a partition into two parts, each owned vertex's edge
 // weight to the other part and in all, so a gain costs O(1) instead of
 // O(degree): the hubs of power-law graphs are asked for their gain many
-// times in a phase. ext is rebuilt (O(arcs)) when a phase first asks after
-// the ghosts changed, and kept up to date by apply within the phase.
+// times in a phase. ext is built (O(arcs)) when a phase first asks, kept
+// up to date by apply and by undone moves, and, when settle brings the
+// ghosts' new parts, by ghostsMoved over the arcs of the ghosts that
+// changed side: a level's refinement then costs O(arcs) once rather than
+// once per phase. (A phase undone whole, rare, has it built again.)
 type twoWay struct {
 	ext, deg []int64
 	ok       bool
+	// The arcs into each ghost, as (owned end, weight), ghost i's at
+	// ghostArcs[ghostStart[i]:ghostStart[i+1]]; built with ext.
+	ghostStart []int64
+	ghostArcs  []ghostArc
+}
+
+type ghostArc struct {
+	v int32
+	w int64
 }
 
 // newTwoWay returns the gain cache for g when there are two parts, else nil.
@@ -57,12 +69,55 @@ func newTwoWay(g *DistGraph, parts int) *twoWay {
 	return t
 }
 
-// rebuild recomputes ext from the parts in full.
+// rebuild recomputes ext from the parts in full, and lists the arcs into
+// the ghosts the first time.
 func (t *twoWay) rebuild(g *DistGraph, full []int32) {
 	for v := range int32(g.NLocal()) {
 		t.ext[v] = external(g, full, v)
 	}
 	t.ok = true
+	if t.ghostStart != nil {
+		return
+	}
+	nl := int32(g.NLocal())
+	t.ghostStart = make([]int64, len(g.Ghosts)+1)
+	for _, u := range g.Adj {
+		if u >= nl {
+			t.ghostStart[u-nl+1]++
+		}
+	}
+	for i := range len(g.Ghosts) {
+		t.ghostStart[i+1] += t.ghostStart[i]
+	}
+	t.ghostArcs = make([]ghostArc, t.ghostStart[len(g.Ghosts)])
+	next := slices.Clone(t.ghostStart[:len(g.Ghosts)])
+	for v := range nl {
+		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
+			if u := g.Adj[e]; u >= nl {
+				t.ghostArcs[next[u-nl]] = ghostArc{v, g.Adjwgt[e]}
+				next[u-nl]++
+			}
+		}
+	}
+}
+
+// ghostsMoved updates ext after the ghosts' parts changed from old (one
+// entry per ghost) to those in full.
+func (t *twoWay) ghostsMoved(g *DistGraph, full []int32, old []int32) {
+	nl := g.NLocal()
+	for i, was := range old {
+		now := full[nl+i]
+		if now == was {
+			continue
+		}
+		for _, a := range t.ghostArcs[t.ghostStart[i]:t.ghostStart[i+1]] {
+			if full[a.v] == now {
+				t.ext[a.v] -= a.w
+			} else {
+				t.ext[a.v] += a.w
+			}
+		}
+	}
 }
 
 // external is the weight of owned vertex v's edges to other parts than
@@ -274,14 +329,6 @@ func (r *refiner) settle(moves []move, guard bool) (bool, error) {
 	if err != nil || !anyMoves {
 		return false, err
 	}
-	if r.two != nil {
-		if checkCut && r.two.ok {
-			if err := r.two.verify(r.g, r.full); err != nil {
-				return false, err
-			}
-		}
-		r.two.ok = false // the ghosts change below
-	}
 	moves, err = r.undoOverflow(moves)
 	if err != nil {
 		return false, err
@@ -290,6 +337,14 @@ func (r *refiner) settle(moves []move, guard bool) (bool, error) {
 	oldGhosts := slices.Clone(r.full[nl:])
 	if err := haloUpdate(r.g, r.full); err != nil {
 		return false, err
+	}
+	if r.two != nil && r.two.ok {
+		r.two.ghostsMoved(r.g, r.full, oldGhosts)
+		if checkCut {
+			if err := r.two.verify(r.g, r.full); err != nil {
+				return false, err
+			}
+		}
 	}
 	before, oldBook := r.cut, r.pb
 	delta, err := r.cutDelta(moves, oldGhosts)
@@ -313,6 +368,9 @@ func (r *refiner) settle(moves []move, guard bool) (bool, error) {
 		}
 		if err := haloUpdate(r.g, r.full); err != nil {
 			return false, err
+		}
+		if r.two != nil {
+			r.two.ok = false
 		}
 		r.cut, r.pb = before, oldBook
 		return false, nil
@@ -433,6 +491,9 @@ func (r *refiner) undoShare(moves []move, frac []float64) []move {
 		if frac[m.to] > 0 && float64(undone[m.to]) < frac[m.to]*float64(in[m.to]) {
 			undone[m.to] += r.weightSum(m.v)
 			r.full[m.v] = m.from
+			if r.two != nil && r.two.ok {
+				r.two.moved(r.g, r.full, m.v)
+			}
 			continue
 		}
 		keep[m.v] = true
