@@ -278,8 +278,9 @@ func (r *refiner) refine() error {
 			}
 			movedAny = movedAny || moved
 		}
-		// Stop when nothing moved or a pass gained under 0.1%.
-		if !movedAny || before-r.cut < before/1000 {
+
+		// Stop when nothing moved or a pass gained under ctl.passGain.
+		if !movedAny || before-r.cut < int64(float64(before)*r.ctl.passGain) {
 			break
 		}
 	}
