@@ -113,7 +113,7 @@ func PartitionKway(g *DistGraph, do DistOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	part, err := initialPartition(levels[len(levels)-1], ctl)
+	part, err := initialPartition(levels[len(levels)-1], ctl, len(levels) > 1)
 	if err != nil {
 		return nil, err
 	}
@@ -254,8 +254,9 @@ const (
 // initialPartition partitions the coarsest graph: every rank computes a
 // serial multilevel partition of the whole of it with its own seed; the
 // balanced partition with the smallest cut wins (ties to the lower rank)
-// and every rank keeps the parts of its own vertices.
-func initialPartition(g *DistGraph, ctl *distCtrl) ([]int32, error) {
+// and every rank keeps the parts of its own vertices. coarse says whether
+// g is coarser than the input (finer levels will refine the partition).
+func initialPartition(g *DistGraph, ctl *distCtrl, coarse bool) ([]int32, error) {
 	t0 := time.Now()
 	defer ctl.since("initial", t0)
 	c := g.c
@@ -264,7 +265,7 @@ func initialPartition(g *DistGraph, ctl *distCtrl) ([]int32, error) {
 		return nil, err
 	}
 	o := ctl.o
-	o.mixIsolated = true
+	o.mixIsolated = coarse // see Options.mixIsolated
 	if o.Threads, err = serialThreads(c, o.Threads); err != nil {
 		return nil, err
 	}

@@ -1,8 +1,10 @@
 package parmetis
 
 import (
+	"fmt"
 	"testing"
 
+	"gnnrun/collective"
 	"gnnrun/graph"
 )
 
@@ -11,19 +13,7 @@ import (
 // gives the smaller block 60 isolated vertices, which a bound on the blocks'
 // own weight (60:40 is far outside 1.03) would forbid.
 func TestIsolatedVerticesFillTheRoom(t *testing.T) {
-	var edges [][2]int32
-	block := func(lo, n int) {
-		for v := range n {
-			edges = append(edges, [2]int32{int32(lo + v), int32(lo + (v+1)%n)})
-			for j := range 5 {
-				u := int(graph.Mix(3, uint64(lo+v), uint64(j)) % uint64(n))
-				edges = append(edges, [2]int32{int32(lo + v), int32(lo + u)})
-			}
-		}
-	}
-	block(0, 60)
-	block(60, 40)
-	edges = append(edges, [2]int32{7, 77})
+	edges := twoBlocksAndIsolated()
 	g := buildGraph(200, edges)
 	o := Options{Parts: 2, Seed: 1}
 	if connected(g, 2) == nil {
@@ -37,6 +27,46 @@ func TestIsolatedVerticesFillTheRoom(t *testing.T) {
 	if st.Cut != 1 || EdgeCut(g, part) != 1 {
 		t.Errorf("cut %d (recounted %d), want 1", st.Cut, EdgeCut(g, part))
 	}
+	// The distributed partitioner on one rank, or on a graph it replicates
+	// whole, hands it to the serial one as it is.
+	for _, np := range []int{1, 2} {
+		runWorld(t, np, func(c *collective.Comm) error {
+			in := Input{N: 200}
+			for i, e := range edges {
+				if i%np == c.Rank() {
+					in.Src, in.Dst = append(in.Src, int64(e[0])), append(in.Dst, int64(e[1]))
+				}
+			}
+			dg, _, err := Build(c, in)
+			if err != nil {
+				return err
+			}
+			res, err := Partition(dg, DistOptions{Options: o})
+			if err != nil {
+				return err
+			}
+			if res.Cut != 1 {
+				return fmt.Errorf("np=%d: cut %d, want 1", np, res.Cut)
+			}
+			return nil
+		})
+	}
+}
+
+func twoBlocksAndIsolated() [][2]int32 {
+	var edges [][2]int32
+	block := func(lo, n int) {
+		for v := range n {
+			edges = append(edges, [2]int32{int32(lo + v), int32(lo + (v+1)%n)})
+			for j := range 5 {
+				u := int(graph.Mix(3, uint64(lo+v), uint64(j)) % uint64(n))
+				edges = append(edges, [2]int32{int32(lo + v), int32(lo + u)})
+			}
+		}
+	}
+	block(0, 60)
+	block(60, 40)
+	return append(edges, [2]int32{7, 77})
 }
 
 // With uneven target weights and isolated vertices of different weights,
