@@ -70,3 +70,28 @@ func graphView32(b []byte) ([]int32, error) {
 	}
 	return out, nil
 }
+
+// sortEdges orders edges by key and carries their row positions along.
+func TestSortEdges(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var es []partEdge
+	for ty, n := range []int64{5000, 1, 7000} {
+		for id := range n {
+			es = append(es, partEdge{Src: rng.Int64N(100), Dst: rng.Int64N(100), Key: edgeKey(int16(ty), id)})
+		}
+	}
+	rng.Shuffle(len(es), func(i, j int) { es[i], es[j] = es[j], es[i] })
+	arr := make([]int64, len(es))
+	for i := range arr {
+		arr[i] = es[i].Key*3 + 1 // tied to its edge
+	}
+	sortEdges(es, arr)
+	for i := range es {
+		if i > 0 && es[i-1].Key >= es[i].Key {
+			t.Fatalf("edges %d and %d out of order", i-1, i)
+		}
+		if arr[i] != es[i].Key*3+1 {
+			t.Fatalf("row position %d did not follow its edge", i)
+		}
+	}
+}
