@@ -1,9 +1,13 @@
 package parmetis
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
+
+	"gnnrun/collective"
+	"gnnrun/rank"
 )
 
 // balanceRounds bounds the rounds of the balancing phase; each round moves
@@ -32,9 +36,60 @@ func (r *refiner) balance(final bool) error {
 		}
 	}
 	if final && !r.pb.balanced() {
-		return fmt.Errorf("parmetis: could not balance the parts within %v: part weights %v, bounds %v", r.ctl.o.Imbalance, r.pb.w, r.pb.max)
+		return r.unbalancedError()
 	}
 	return nil
+}
+
+// unbalancedError describes a partition balancing could not bring within
+// its bounds: the part and constraint furthest above, and, when the
+// vertices' weights alone make the bound unreachable (the heaviest vertex
+// outweighs a part's bound, or equal weights cannot split evenly enough),
+// the smallest bound that could be met. It is collective.
+func (r *refiner) unbalancedError() error {
+	g, pb, o := r.g, r.pb, r.ctl.o
+	nc := g.NCon
+	heavy := make([]int64, nc)
+	light := make([]int64, nc)
+	for c := range nc {
+		light[c] = math.MaxInt64
+	}
+	for v := range g.NLocal() {
+		for c := range nc {
+			heavy[c] = max(heavy[c], g.Vwgt[v*nc+c])
+			light[c] = min(light[c], g.Vwgt[v*nc+c])
+		}
+	}
+	heavy, err := collective.Allreduce(g.c, heavy, rank.Max)
+	if err != nil {
+		return err
+	}
+	if light, err = collective.Allreduce(g.c, light, rank.Min); err != nil {
+		return err
+	}
+	worst, wp, wc := 0.0, 0, 0
+	for p := range pb.k {
+		for c := range nc {
+			if m := pb.max[p*nc+c]; m > 0 && float64(pb.w[p*nc+c])/m > worst {
+				worst, wp, wc = float64(pb.w[p*nc+c])/m, p, c
+			}
+		}
+	}
+	msg := fmt.Sprintf("parmetis: could not balance the parts within %v: part %d weighs %d in constraint %d, above its bound %.1f (%v x its target)",
+		o.Imbalance, wp, pb.w[wp*nc+wc], wc, pb.max[wp*nc+wc], o.Imbalance[wc])
+	// The least reachable bound: a part must take the heaviest vertex; with
+	// equal weights and equal targets, some part takes ceil(n/K) vertices.
+	c := wc
+	target := o.TargetWeights[wp] * float64(pb.total[c])
+	need := float64(heavy[c]) / target
+	if light[c] == heavy[c] && heavy[c] > 0 && !slices.ContainsFunc(o.TargetWeights, func(t float64) bool { return t != o.TargetWeights[0] }) {
+		n := pb.total[c] / heavy[c]
+		need = max(need, float64((n+int64(pb.k)-1)/int64(pb.k)*heavy[c])/target)
+	}
+	if need > o.Imbalance[c] {
+		msg += fmt.Sprintf("; no partition can meet it: the vertices' weights need an imbalance of at least %.3f in constraint %d (raise --imbalance or use fewer parts)", need, c)
+	}
+	return errors.New(msg)
 }
 
 // balanceMoves picks this rank's moves out of overweight parts: it owes

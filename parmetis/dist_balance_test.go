@@ -2,6 +2,7 @@ package parmetis
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"gnnrun/collective"
@@ -50,4 +51,31 @@ func TestBalanceSmallExcessOnManyRanks(t *testing.T) {
 		}
 		return r.verifyCut()
 	})
+}
+
+// A bound no partition can meet (13 unit vertices in 4 parts need one part
+// of 4, 1.23 times its target) fails on every rank with the smallest bound
+// that could be met.
+func TestBalanceFailureNamesReachableBound(t *testing.T) {
+	const n = 13
+	for _, np := range []int{1, 2} {
+		runWorld(t, np, func(c *collective.Comm) error {
+			var in Input
+			in.N = n
+			for v := c.Rank(); v < n; v += c.Size() {
+				in.Src = append(in.Src, int64(v))
+				in.Dst = append(in.Dst, int64((v+1)%n))
+			}
+			g, _, err := Build(c, in)
+			if err != nil {
+				return err
+			}
+			_, err = Partition(g, DistOptions{Options: Options{Parts: 4, Seed: 1, Imbalance: []float64{1.1}}})
+			want := "no partition can meet it: the vertices' weights need an imbalance of at least 1.231 in constraint 0"
+			if err == nil || !strings.Contains(err.Error(), want) {
+				return fmt.Errorf("np=%d: error %v, want one saying %q", np, err, want)
+			}
+			return nil
+		})
+	}
 }

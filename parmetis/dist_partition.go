@@ -27,6 +27,11 @@ type DistOptions struct {
 	Coarsening Coarsening
 	// Method picks recursive bisection or direct k-way (default MethodAuto).
 	Method Method
+
+	// bisection marks a bisection inside PartitionRB: its balancing may
+	// leave it above its share of the bound (an odd vertex too many), which
+	// the final k-way balancing against the whole bound mends or reports.
+	bisection bool
 }
 
 // LevelStats describes one level of the hierarchy.
@@ -137,7 +142,7 @@ func PartitionKway(g *DistGraph, do DistOptions) (*Result, error) {
 			}
 		}
 		stats[l].RefinedCut = r.cut
-		if err := r.balance(l == 0); err != nil {
+		if err := r.balance(l == 0 && !do.bisection); err != nil {
 			return nil, err
 		}
 		stats[l].BalancedCut = r.cut

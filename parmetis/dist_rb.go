@@ -124,6 +124,7 @@ func rbRecurse(g *DistGraph, do DistOptions, first int, tp []float64, depth int,
 	bi := do
 	bi.Parts, bi.TargetWeights = 2, []float64{w0, 1 - w0}
 	bi.Imbalance = scaleBounds(do.Imbalance, 1, st.depth)
+	bi.bisection = true
 	if bi.MaxReplicated == 0 {
 		// A rank may partition a piece of st.budget arcs alone (see
 		// splitBudget); a replicated coarsest graph of that size costs every
