@@ -88,6 +88,9 @@ func (c *distCtrl) since(phase string, t0 time.Time) { c.seconds[phase] += time.
 // otherwise, unless do.Method says which. It is collective and
 // deterministic for a given seed and rank count.
 func Partition(g *DistGraph, do DistOptions) (*Result, error) {
+	if res, ok, err := partitionAroundIsolatedDist(g, do); err != nil || ok {
+		return res, err
+	}
 	m := do.Method
 	if m == MethodAuto {
 		m = MethodKway

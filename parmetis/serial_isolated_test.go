@@ -8,13 +8,14 @@ import (
 	"gnnrun/graph"
 )
 
-// Two dense blocks of 60 and 40 vertices joined by one edge, and 100
-// vertices without edges: the best balanced bisection cuts the one edge and
-// gives the smaller block 60 isolated vertices, which a bound on the blocks'
-// own weight (60:40 is far outside 1.03) would forbid.
+// Two dense blocks of 60 and 40 vertices joined by one edge, and 30
+// vertices without edges: the best balanced bisection (parts of at most
+// 66) cuts the one edge and gives the smaller block most isolated vertices,
+// which a bound on the blocks' own weight (60:40 is far outside 1.03) would
+// forbid.
 func TestIsolatedVerticesFillTheRoom(t *testing.T) {
 	edges := twoBlocksAndIsolated()
-	g := buildGraph(200, edges)
+	g := buildGraph(130, edges)
 	o := Options{Parts: 2, Seed: 1}
 	if connected(g, 2) == nil {
 		t.Fatal("the isolated vertices were not set aside")
@@ -28,10 +29,17 @@ func TestIsolatedVerticesFillTheRoom(t *testing.T) {
 		t.Errorf("cut %d (recounted %d), want 1", st.Cut, EdgeCut(g, part))
 	}
 	// The distributed partitioner on one rank, or on a graph it replicates
-	// whole, hands it to the serial one as it is.
-	for _, np := range []int{1, 2} {
+	// whole, hands it to the serial one as it is; with the floor lowered,
+	// it sets the isolated vertices aside itself (np = 2, 3; every level of
+	// it then runs on the 100 vertices with edges).
+	defer func(f int64) { isolatedFloor = f }(isolatedFloor)
+	for _, np := range []int{1, 2, 3} {
+		isolatedFloor = replicateFloor
+		if np == 3 {
+			isolatedFloor = 0
+		}
 		runWorld(t, np, func(c *collective.Comm) error {
-			in := Input{N: 200}
+			in := Input{N: 130}
 			for i, e := range edges {
 				if i%np == c.Rank() {
 					in.Src, in.Dst = append(in.Src, int64(e[0])), append(in.Dst, int64(e[1]))
@@ -41,12 +49,12 @@ func TestIsolatedVerticesFillTheRoom(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			res, err := Partition(dg, DistOptions{Options: o})
+			res, err := Partition(dg, DistOptions{Options: o, MaxReplicated: 150})
 			if err != nil {
 				return err
 			}
-			if res.Cut != 1 {
-				return fmt.Errorf("np=%d: cut %d, want 1", np, res.Cut)
+			if res.Cut != 1 || res.Imbalance[0] > 1.03 {
+				return fmt.Errorf("np=%d: cut %d, imbalance %v; want 1 within 1.03", np, res.Cut, res.Imbalance)
 			}
 			return nil
 		})
