@@ -300,6 +300,15 @@ func writeMarkdown(path string, doc document) error {
 			mbps(w["endpoints"]), mbps(m["endpoints"]), mbps(w["nodes"]), mbps(m["nodes"]), mbps(w["edges"]), mbps(m["edges"]),
 			ratio(m["endpoints"], r.RawAlltoallMBps), ratio(m["nodes"], r.RawAlltoallMBps), ratio(m["edges"], r.RawAlltoallMBps))
 	}
+	fmt.Fprintf(&b, "\nThe node shuffle's other limit, the file system: every rank writes its share of the feature bytes into its partitions' files. raw write MB/s = a plain sequential write of min(that share, 512 MiB) per rank into a new file beside the partitions, all ranks at once, in the same run (not synced, like the partition files); node shuffle MB/s per rank = the feature bytes over the node shuffle's time, over the ranks.\n\n")
+	fmt.Fprintf(&b, "| scale | ranks | raw write MB/s per rank | node shuffle feature MB/s per rank | ratio |\n|---|---|---|---|---|\n")
+	for _, r := range rs {
+		if r.RawWriteMBps == 0 {
+			continue
+		}
+		per := r.FeatureMBps / float64(r.Ranks)
+		fmt.Fprintf(&b, "| %d | %d | %s | %s | %s |\n", r.Scale, r.Ranks, mbps(r.RawWriteMBps), mbps(per), ratio(per, r.RawWriteMBps))
+	}
 	fmt.Fprintf(&b, "\nPeak RSS per rank, 2 ranks over 1 rank (max over ranks):")
 	for _, sc := range uniqueScales(rs) {
 		one, two := peakOf(rs, sc, 1), peakOf(rs, sc, 2)

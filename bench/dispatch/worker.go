@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"sort"
 	"time"
 
@@ -35,6 +36,7 @@ type workerResult struct {
 	WireMBps        map[string]float64 `json:"wire_mb_per_s"`
 	CommMBps        map[string]float64 `json:"in_mpi_mb_per_s"`
 	RawAlltoallMBps float64            `json:"raw_alltoallv_mb_per_s"`
+	RawWriteMBps    float64            `json:"raw_write_mb_per_s"`
 	PeakRSS         []int64            `json:"peak_rss_bytes"`
 	PeakRSSRead     []int64            `json:"peak_rss_read_bytes"`
 	PeakRSSDispatch []int64            `json:"peak_rss_dispatch_bytes"`
@@ -157,6 +159,9 @@ func work(c *collective.Comm, o workerOptions) error {
 	if res.RawAlltoallMBps, err = rawAlltoall(c); err != nil {
 		return err
 	}
+	if res.RawWriteMBps, err = rawWrite(c, filepath.Dir(o.partDir), min(res.FeatureBytes/int64(c.Size()), 512<<20)); err != nil {
+		return err
+	}
 	if o.pullAssignment != "" {
 		if err := dispatchForPull(c, o); err != nil {
 			return err
@@ -210,6 +215,44 @@ func rawAlltoall(c *collective.Comm) (float64, error) {
 		best = max(best, float64(rawPerPeer*max(n-1, 1))/dt/1e6)
 	}
 	return best, nil
+}
+
+// rawWrite returns the bytes per second each rank writes to a new file in
+// dir, all ranks at once, n bytes each in 1 MiB writes (timed on the
+// slowest rank, file closed, not synced): the file system's side of the
+// node shuffle, which writes every rank's share of the rows.
+func rawWrite(c *collective.Comm, dir string, n int64) (float64, error) {
+	buf := make([]byte, 1<<20)
+	for i := range buf {
+		buf[i] = byte(i * 7)
+	}
+	path := filepath.Join(dir, fmt.Sprintf(".rawwrite.%d", c.Rank()))
+	defer os.Remove(path)
+	if err := c.Barrier(); err != nil {
+		return 0, err
+	}
+	t0 := time.Now()
+	err := func() error {
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		for left := n; left > 0; left -= int64(len(buf)) {
+			if _, err := f.Write(buf[:min(left, int64(len(buf)))]); err != nil {
+				f.Close()
+				return err
+			}
+		}
+		return f.Close()
+	}()
+	if err = collective.Agree(c, err); err != nil {
+		return 0, err
+	}
+	dt, err := collective.Max(c, time.Since(t0).Seconds())
+	if err != nil {
+		return 0, err
+	}
+	return float64(n) / dt / 1e6, nil
 }
 
 // dispatchForPull dispatches the graph again, untimed, into K = P
