@@ -23,12 +23,12 @@ import (
 // (tests lower it).
 var isolatedFloor int64 = replicateFloor
 
-// partitionAroundIsolatedDist partitions g this way when it pays (one
-// constraint, at least 1/isolatedShare of the vertices isolated, a graph
-// larger than the replication floor); ok is false when it does not apply.
+// partitionAroundIsolatedDist partitions g this way when it pays (see
+// asidePays; and g is larger than isolatedFloor); ok is false when it does
+// not apply.
 // It is collective.
 func partitionAroundIsolatedDist(g *DistGraph, do DistOptions) (res *Result, ok bool, err error) {
-	if g.NCon != 1 || g.c.Size() == 1 {
+	if g.c.Size() == 1 || g.NCon != 1 { // (one constraint: asidePays; spare the counting)
 		return nil, false, nil
 	}
 	arcs, err := g.arcs()
@@ -57,7 +57,7 @@ func partitionAroundIsolatedDist(g *DistGraph, do DistOptions) (res *Result, ok 
 		return nil, false, err
 	}
 	iso, isoW, total := all[0], all[1], all[2]
-	if iso*isolatedShare < g.N() || g.N()-iso < 20*int64(o.Parts) || total == isoW {
+	if !asidePays(g.NCon, g.N(), iso, o.Parts) || total == isoW {
 		return nil, false, nil
 	}
 	sub, err := g.induceOnAll(side, 1)
@@ -67,10 +67,12 @@ func partitionAroundIsolatedDist(g *DistGraph, do DistOptions) (res *Result, ok 
 	so := do
 	so.Options = o
 	so.Imbalance = []float64{o.Imbalance[0] * float64(total) / float64(total-isoW)}
+	tSub := time.Now()
 	sres, err := Partition(sub.g, so)
 	if err != nil {
 		return nil, false, err
 	}
+	subSeconds := time.Since(tSub).Seconds()
 	got, err := sub.back(sres.Part)
 	if err != nil {
 		return nil, false, err
@@ -99,12 +101,7 @@ func partitionAroundIsolatedDist(g *DistGraph, do DistOptions) (res *Result, ok 
 	if err := r.balance(true); err != nil {
 		return nil, false, err
 	}
-	sres.Seconds["isolated"] += time.Since(t0).Seconds()
-	for ph, s := range sres.Seconds {
-		if ph != "isolated" {
-			sres.Seconds["isolated"] -= s
-		}
-	}
+	sres.Seconds["isolated"] += time.Since(t0).Seconds() - subSeconds
 	return &Result{Part: r.full[:nl], Cut: r.cut, Imbalance: r.pb.imbalance(o), Levels: sres.Levels, Seconds: sres.Seconds}, true, nil
 }
 

@@ -93,22 +93,22 @@ func (sc *pieceScope) solve() error {
 		}
 		load[p.solver] += p.cost
 	}
-	mine := map[*piece]*Graph{}
-	for _, p := range todo {
+	mine := make([]*Graph, len(todo)) // the replicas of this rank's pieces
+	for i, p := range todo {
 		s, err := p.g.Replicate()
 		if err != nil {
 			return err
 		}
 		if sc.c.Rank() == p.solver {
-			mine[p] = s
+			mine[i] = s
 		}
 		p.g = nil
 	}
 	var err error
-	for _, p := range todo {
-		if s := mine[p]; s != nil && err == nil {
-			p.part, err = serialPiece(s, p.do, p.first, p.tp, p.ub)
-			delete(mine, p)
+	for i, p := range todo {
+		if mine[i] != nil && err == nil {
+			p.part, err = serialPiece(mine[i], p.do, p.first, p.tp, p.ub)
+			mine[i] = nil
 		}
 	}
 	sc.pending = 0

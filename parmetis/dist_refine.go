@@ -278,7 +278,6 @@ func (r *refiner) refine() error {
 			}
 			movedAny = movedAny || moved
 		}
-
 		// Stop when nothing moved or a pass gained under ctl.passGain.
 		if !movedAny || before-r.cut < int64(float64(before)*r.ctl.passGain) {
 			break

@@ -31,9 +31,17 @@ import (
 // are set aside (1/20).
 const isolatedShare = 20
 
-// connected returns the vertices of g that have edges when they are few
-// enough that setting the others aside pays (see isolatedShare) and many
-// enough to partition into k parts; else nil.
+// asidePays says whether setting the isolated ones of n vertices aside
+// pays, for a partition into k parts with ncon constraints: one
+// constraint, at least 1/isolatedShare of the vertices isolated, and enough
+// others to partition into k parts. The serial and the distributed
+// partitioner both ask it.
+func asidePays(ncon int, n, isolated int64, k int) bool {
+	return ncon == 1 && isolated*isolatedShare >= n && n-isolated >= 20*int64(k)
+}
+
+// connected returns the vertices of g that have edges when setting the
+// others aside pays (see asidePays); else nil.
 func connected(g *Graph, k int) []int32 {
 	n := g.N()
 	var keep []int32
@@ -42,7 +50,7 @@ func connected(g *Graph, k int) []int32 {
 			keep = append(keep, int32(v))
 		}
 	}
-	if g.NCon != 1 || (n-len(keep))*isolatedShare < n || len(keep) < 20*k {
+	if !asidePays(g.NCon, int64(n), int64(n-len(keep)), k) {
 		return nil
 	}
 	return keep

@@ -60,10 +60,12 @@ func PartitionSerialStats(g *Graph, o Options) ([]int32, *SerialStats, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if keep := connected(g, o.Parts); o.Parts > 1 && !o.mixIsolated && keep != nil {
-		part, st, ok, err := partitionAroundIsolated(g, keep, o)
-		if err != nil || ok {
-			return part, st, err
+	if o.Parts > 1 && !o.mixIsolated {
+		if keep := connected(g, o.Parts); keep != nil {
+			part, st, ok, err := partitionAroundIsolated(g, keep, o)
+			if err != nil || ok {
+				return part, st, err
+			}
 		}
 	}
 	c := newSerialCtrl(o, g.NCon)
