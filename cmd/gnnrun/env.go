@@ -6,10 +6,12 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/pflag"
 
@@ -59,7 +61,51 @@ func newEnv(c rank.Comm, cmd string, f commonFlags) (*env, error) {
 	e.log = newLogger(c, f.verbose)
 	e.rec = report.NewRecorder(cc)
 	e.meter = report.NewMeter(c.Rank() == 0, e.log)
+	// The report is written at the end, by rank 0: a path it cannot write
+	// to must fail before the work, not after it.
+	var bad error
+	if c.Rank() == 0 && f.report != "" {
+		bad = checkFilePath("--report", f.report)
+	}
+	if err := collective.Agree(cc, bad); err != nil {
+		return nil, agreed{err}
+	}
 	return e, nil
+}
+
+// checkFilePath fails when path cannot become a file: it names a
+// directory, or its directory is missing or is not one.
+func checkFilePath(flag, path string) error {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("%s %s: is a directory", flag, path)
+	}
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s %s: %v", flag, path, err)
+	case !st.IsDir():
+		return fmt.Errorf("%s %s: %s is not a directory", flag, path, dir)
+	}
+	return nil
+}
+
+// checkDirPath fails when dir cannot be a directory: it names a file, or
+// its nearest existing ancestor is not a directory.
+func checkDirPath(flag, dir string) error {
+	for d := dir; ; d = filepath.Dir(d) {
+		st, err := os.Stat(d)
+		switch {
+		case err == nil && st.IsDir():
+			return nil
+		case err == nil:
+			return fmt.Errorf("%s %s: %s is a file, not a directory", flag, dir, d)
+		case !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
+			return fmt.Errorf("%s %s: %v", flag, dir, err)
+		case filepath.Dir(d) == d:
+			return nil
+		}
+	}
 }
 
 // printf prints on rank 0 only.

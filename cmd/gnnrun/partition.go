@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"gnnrun/collective"
 	"gnnrun/graphio"
 	"gnnrun/parmetis"
 )
@@ -80,7 +81,7 @@ line, as gpmetis writes) for graphs with one node type.`,
 			fs.StringVar(&f.hierarchy, "hierarchy", "", "AxB: partition into A machines, then each machine's nodes into B parts (A*B = K)")
 			fs.StringVar(&f.algo, "algo", "parmetis", "parmetis or random")
 			fs.IntVar(&f.tries, "tries", 4, "serial initial partitions tried per run (spread over the ranks)")
-			fs.Int64Var(&f.maxReplicated, "max-replicated", 0, "largest coarsest graph (vertices + arcs) every rank holds; 0: max(1000000, (N+arcs)/(3P)), inside recursive bisection max(1000000, 0.8*arcs/P)")
+			fs.Int64Var(&f.maxReplicated, "max-replicated", 0, "largest coarsest graph (vertices + arcs) every rank holds; 0: max(1000000, (N+arcs)/(3P)), inside recursive bisection max(1000000, 0.8*arcs/P), each up to 10% more")
 			fs.StringVar(&f.method, "method", "auto", "auto (rb for K > 2 on several ranks, else kway), kway or rb")
 			fs.StringVar(&f.coarsening, "coarsening", "auto", "auto (stars for power-law graphs, else match), match or stars")
 			fs.BoolVar(&f.overwrite, "overwrite", false, "replace an assignment already in DIR")
@@ -102,8 +103,12 @@ func runPartition(e *env, args []string) error {
 		return err
 	}
 	o := do.Options
-	if err := checkOutputDir(f.out, f.overwrite); err != nil {
-		return err
+	var bad error
+	if e.comm.Rank() == 0 {
+		bad = checkOutputDir(f.out, f.overwrite)
+	}
+	if err := collective.Agree(e.comm, bad); err != nil {
+		return agreed{err}
 	}
 	end := e.stage("read")
 	g, err := graphio.Read(e.comm, f.in, graphio.InputFormat(f.format), graphio.Logger(e.log))
@@ -217,8 +222,12 @@ func parseFloats(s string) ([]float64, error) {
 	return out, nil
 }
 
-// checkOutputDir refuses a directory that already holds an assignment.
+// checkOutputDir refuses a directory that already holds an assignment, or
+// a path that cannot be one.
 func checkOutputDir(dir string, overwrite bool) error {
+	if err := checkDirPath("--out", dir); err != nil {
+		return err
+	}
 	if _, err := os.Stat(filepath.Join(dir, "partition_meta.json")); err == nil && !overwrite {
 		return fmt.Errorf("%s already holds a partition assignment; pass --overwrite to replace it", dir)
 	}

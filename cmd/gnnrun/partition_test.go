@@ -192,6 +192,8 @@ func TestPartitionBadInput(t *testing.T) {
 	os.WriteFile(neg, []byte("0 1 1\n1 2 -3\n2 0 1\n"), 0o644)
 	os.MkdirAll(filepath.Join(dir, "bad"), 0o755)
 	badMask := writeMaskedGraph(t, filepath.Join(dir, "bad"), 100, true)
+	aFile := filepath.Join(dir, "a-file")
+	os.WriteFile(aFile, nil, 0o644)
 	cases := []struct {
 		name string
 		args []string
@@ -203,6 +205,8 @@ func TestPartitionBadInput(t *testing.T) {
 		{"negative weight", []string{"--in", neg, "--parts", "2"}, "negative weight"},
 		{"mask of wrong length", []string{"--in", badMask, "--parts", "2", "--balance", "nodes,train"}, "train_mask"},
 		{"unknown constraint", []string{"--in", in, "--parts", "2", "--balance", "nodes,colour"}, `unknown constraint "colour"`},
+		{"output under a file", []string{"--in", in, "--parts", "2", "--out", filepath.Join(aFile, "out")}, aFile + " is a file, not a directory"},
+		{"report in a missing directory", []string{"--in", in, "--parts", "2", "--report", filepath.Join(dir, "missing", "r.json")}, "--report " + filepath.Join(dir, "missing", "r.json")},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
