@@ -18,8 +18,8 @@ type DistOptions struct {
 	// every rank holds whole for the initial partition. 0 picks
 	// max(1000000, (N+arcs)/(3P)), so a rank's share of memory stays
 	// O((N+M)/P), and inside PartitionRB the arcs a lone rank may
-	// partition (see splitBudget); on one rank the whole graph is
-	// partitioned serially.
+	// partition (see splitBudget); a ceiling so picked may be exceeded by
+	// ceilingSlack. On one rank the whole graph is partitioned serially.
 	MaxReplicated int64
 	// MaxLevels bounds the levels of distributed coarsening (default 40).
 	MaxLevels int
@@ -32,6 +32,9 @@ type DistOptions struct {
 	// leave it above its share of the bound (an odd vertex too many), which
 	// the final k-way balancing against the whole bound mends or reports.
 	bisection bool
+	// softCeiling marks a MaxReplicated the partitioner chose itself (see
+	// ceilingSlack).
+	softCeiling bool
 }
 
 // LevelStats describes one level of the hierarchy.
@@ -196,13 +199,16 @@ func coarsen(g *DistGraph, ctl *distCtrl, do DistOptions) ([]*DistGraph, [][]int
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	ceiling := do.MaxReplicated
+	ceiling, soft := do.MaxReplicated, do.softCeiling
 	switch {
 	case ceiling > 0:
 	case g.c.Size() == 1:
 		ceiling = math.MaxInt64 // one rank holds the whole graph anyway
 	default:
-		ceiling = max(replicateFloor, (g.N()+arcs)/int64(3*g.c.Size()))
+		ceiling, soft = max(replicateFloor, (g.N()+arcs)/int64(3*g.c.Size())), true
+	}
+	if soft && ceiling < math.MaxInt64/2 {
+		ceiling += int64(float64(ceiling) * ceilingSlack)
 	}
 	maxLevels := do.MaxLevels
 	if maxLevels == 0 {
@@ -249,6 +255,16 @@ func coarsen(g *DistGraph, ctl *distCtrl, do DistOptions) ([]*DistGraph, [][]int
 	}
 	return levels, cmaps, stats, nil
 }
+
+// ceilingSlack is how far above a replication ceiling the partitioner chose
+// itself a graph may be and still be replicated rather than coarsened once
+// more. Near the ceiling, R-MAT's dense core coarsens by a few percent a
+// level (3.09 → 2.85 M vertices plus arcs against a ceiling of 3.07 M), and
+// the level after such a stall raises the coarse-vertex weight limit: each
+// such level costs a contraction and a refinement and gains nothing. With
+// 10%, rmat18 K = 64 at np = 2 skips five levels in three bisections and
+// ran in 13.6 s against 15.1 s (medians of six interleaved runs), cut +0.2%.
+const ceilingSlack = 0.1
 
 // A coarsest graph of at most smallCoarsest vertices plus arcs is
 // partitioned initialRuns times in all, each a complete serial multilevel
