@@ -1,7 +1,6 @@
 package parmetis
 
 import (
-	"container/heap"
 	"slices"
 
 	"gnnrun/graph"
@@ -25,22 +24,53 @@ type gainItem struct {
 	ver  uint32
 }
 
+// gainHeap is a binary max-heap of gainItems by (gain, then lower key).
+// (container/heap would box every item pushed; FM pushes one per
+// neighbour of every moved vertex.)
 type gainHeap []gainItem
 
-func (h gainHeap) Len() int { return len(h) }
-func (h gainHeap) Less(i, j int) bool {
+func (h gainHeap) less(i, j int) bool {
 	if h[i].gain != h[j].gain {
 		return h[i].gain > h[j].gain
 	}
 	return h[i].key < h[j].key
 }
-func (h gainHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *gainHeap) Push(x any)   { *h = append(*h, x.(gainItem)) }
-func (h *gainHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+
+func (h *gainHeap) push(it gainItem) {
+	*h = append(*h, it)
+	a := *h
+	for i := len(a) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !a.less(i, p) {
+			break
+		}
+		a[i], a[p] = a[p], a[i]
+		i = p
+	}
+}
+
+func (h *gainHeap) pop() gainItem {
+	a := *h
+	top := a[0]
+	n := len(a) - 1
+	a[0] = a[n]
+	a = a[:n]
+	for i := 0; ; {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if c+1 < n && a.less(c+1, c) {
+			c++
+		}
+		if !a.less(c, i) {
+			break
+		}
+		a[i], a[c] = a[c], a[i]
+		i = c
+	}
+	*h = a
+	return top
 }
 
 // fmQueue is the lazy priority queue of one FM phase: each vertex has at
@@ -60,13 +90,13 @@ func newFMQueue(n int, seed uint64) *fmQueue {
 func (q *fmQueue) push(v int32, gain int64) {
 	q.ver[v]++
 	q.bound[v], q.queued[v] = gain, true
-	heap.Push(&q.h, gainItem{gain, graph.Mix(q.seed, uint64(v)), v, q.ver[v]})
+	q.h.push(gainItem{gain, graph.Mix(q.seed, uint64(v)), v, q.ver[v]})
 }
 
 // pop returns the live entry with the highest bound, or false when empty.
 func (q *fmQueue) pop() (gainItem, bool) {
-	for q.h.Len() > 0 {
-		it := heap.Pop(&q.h).(gainItem)
+	for len(q.h) > 0 {
+		it := q.h.pop()
 		if it.ver == q.ver[it.v] && q.queued[it.v] {
 			q.queued[it.v] = false
 			return it, true
