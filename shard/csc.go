@@ -3,6 +3,7 @@ package shard
 import (
 	"cmp"
 	"math"
+	"math/bits"
 	"slices"
 	"sort"
 
@@ -28,12 +29,29 @@ type cscLayout struct {
 	indptr []int64 // n+1 offsets: in-edges of inner node i are [indptr[i], indptr[i+1])
 	pos    []int64 // CSC position of the k-th edge in key order
 	cut    int64   // edges whose source is a halo node
-	// bucket[b] is the first halo index whose ID>>shift is at least b: a
-	// lookup scans one bucket of about one halo node instead of searching
-	// the whole list.
+	// A dense halo (IDs spanning at most haloDense times its length) is
+	// looked up in words: bit k of words[w] says whether ID base+64w+k is
+	// a halo node, and before counts those of the words below. The words
+	// take a quarter byte per ID of the span, a few times less than the
+	// list itself, so the lookups of a partition's edges (in random order
+	// of source) stay in the cache.
+	base  int64
+	words []haloWord
+	// Otherwise bucket[b] is the first halo index whose ID>>shift is at
+	// least b: a lookup scans one bucket of about one halo node instead of
+	// searching the whole list.
 	bucket []int32
 	shift  uint
 }
+
+type haloWord struct {
+	bits   uint64
+	before int64
+}
+
+// haloDense bounds the span of the halo IDs, as a multiple of their
+// number, for the word index (see cscLayout).
+const haloDense = 32
 
 // sortEdges orders a partition's edges by key: type, then input edge ID;
 // arr (nil without edge arrays) holds where each edge's rows are and is
@@ -92,6 +110,20 @@ func (l *cscLayout) index() {
 	if h == 0 || h >= math.MaxInt32 {
 		return
 	}
+	if span := l.halo[h-1] - l.halo[0] + 1; span/haloDense <= int64(h) {
+		l.base = l.halo[0]
+		l.words = make([]haloWord, (span+63)/64)
+		for _, id := range l.halo {
+			k := id - l.base
+			l.words[k>>6].bits |= 1 << (k & 63)
+		}
+		var n int64
+		for w := range l.words {
+			l.words[w].before = n
+			n += int64(bits.OnesCount64(l.words[w].bits))
+		}
+		return
+	}
 	top := uint64(l.halo[h-1])
 	for top>>l.shift >= uint64(h) {
 		l.shift++
@@ -112,6 +144,11 @@ func (l *cscLayout) index() {
 func (l *cscLayout) local(id int64) int64 {
 	if id >= l.lo && id < l.lo+l.n {
 		return id - l.lo
+	}
+	if l.words != nil {
+		k := id - l.base
+		w := l.words[k>>6]
+		return l.n + w.before + int64(bits.OnesCount64(w.bits&(1<<(k&63)-1)))
 	}
 	lo, hi := 0, len(l.halo)
 	if b := uint64(id) >> l.shift; l.bucket != nil && b+1 < uint64(len(l.bucket)) {

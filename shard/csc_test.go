@@ -51,14 +51,22 @@ func TestCSCLayout(t *testing.T) {
 			t.Errorf("local(%d) = %d", id, got)
 		}
 	}
-	big := &cscLayout{n: 0, lo: 0}
-	for i := range int64(100000) {
-		big.halo = append(big.halo, 1000+i*37)
-	}
-	big.index()
-	for i, id := range big.halo {
-		if got := big.local(id); got != int64(i) {
-			t.Fatalf("bucketed local(%d) = %d, want %d", id, got, i)
+	// Halos sparse (bucket index) and dense (word index), with the inner
+	// nodes counted first.
+	for _, step := range []int64{37, 3, 1} {
+		big := &cscLayout{n: 7, lo: 0}
+		rng := rand.New(rand.NewPCG(5, uint64(step)))
+		for id := int64(1000); len(big.halo) < 100000; id += 1 + rng.Int64N(2*step-1) {
+			big.halo = append(big.halo, id)
+		}
+		big.index()
+		if dense := big.words != nil; dense != (step < haloDense/2) {
+			t.Errorf("step %d: word index %v", step, dense)
+		}
+		for i, id := range big.halo {
+			if got := big.local(id); got != 7+int64(i) {
+				t.Fatalf("step %d: local(%d) = %d, want %d", step, id, got, 7+i)
+			}
 		}
 	}
 }
