@@ -84,8 +84,15 @@ func buildCSC(es []partEdge, lo, hi int64) *cscLayout {
 	for _, e := range es {
 		l.indptr[e.Dst-lo+1]++
 		if e.Src < lo || e.Src >= hi {
-			l.halo = append(l.halo, e.Src)
 			l.cut++
+		}
+	}
+	// Sized first: grown by appends, the list (as long as the cut) would
+	// be copied into fresh pages about twice over.
+	l.halo = make([]int64, 0, l.cut)
+	for _, e := range es {
+		if e.Src < lo || e.Src >= hi {
+			l.halo = append(l.halo, e.Src)
 		}
 	}
 	sortInt64(l.halo)
