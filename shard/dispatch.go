@@ -29,19 +29,30 @@ type Result struct {
 	// ranks including itself).
 	NodeBytes, EdgeBytes int64
 	// Wall time of each phase on this rank: relabel, endpoints, arrays,
-	// clear, waves (split into nodes, edges and write), config.
+	// clear, waves (split into nodes, edges and write), config; and of
+	// each shuffle (endpoints, nodes, edges) the time inside its
+	// all-to-alls ("<name>-comm") and waiting for the other ranks to reach
+	// them ("<name>-skew").
 	Seconds map[string]float64
 	// Bytes this rank sent to and received from other ranks in each phase.
 	Traffic map[string]rank.Traffic
 }
 
-// comm runs fn, a collective of the named shuffle, adding its wall time
-// to the phase's "<name>-comm" time: the share of the shuffle spent in
-// MPI, to compare with a plain MPI_Alltoallv of the same bytes.
+// comm runs fn, a collective of the named shuffle, once every rank has
+// reached it: the wait for the last rank (load imbalance) is added to the
+// phase's "<name>-skew" time, fn's wall time to its "<name>-comm" time,
+// the transfer alone, to compare with a plain MPI_Alltoallv of the same
+// bytes. (The barrier costs one latency; the all-to-all would wait for the
+// last rank anyway.)
 func (d *dispatcher) comm(name string, fn func() error) error {
 	t0 := time.Now()
+	if err := d.c.Barrier(); err != nil {
+		return err
+	}
+	t1 := time.Now()
+	d.res.Seconds[name+"-skew"] += t1.Sub(t0).Seconds()
 	err := fn()
-	d.res.Seconds[name+"-comm"] += time.Since(t0).Seconds()
+	d.res.Seconds[name+"-comm"] += time.Since(t1).Seconds()
 	return err
 }
 

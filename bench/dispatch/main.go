@@ -289,16 +289,19 @@ func writeMarkdown(path string, doc document) error {
 			r.Scale, r.Ranks, r.Nodes, r.Edges, r.ReadSeconds, r.DispatchSeconds, r.EdgesPerSec, r.FeatureMBps,
 			r.Seconds["endpoints"], r.Seconds["nodes"], r.Seconds["edges"], r.Seconds["write"], strings.Join(rss, " / "), r.Load)
 	}
-	fmt.Fprintf(&b, "\nShuffle bandwidth against a plain `MPI_Alltoallv` of %d MiB per peer on the same ranks in the same run (best of 5; bytes each rank sends to the others per second), for the runs on more than one rank: wire MB/s = bytes a rank sent to other ranks over the phase's wall time (packing, checksums, file writes of node rows included); in-MPI MB/s = the same bytes over the time spent inside the phase's all-to-alls, waiting for the other rank included (slowest rank).\n\n", rawPerPeer>>20)
-	fmt.Fprintf(&b, "| scale | ranks | raw alltoallv MB/s | endpoints wire / in-MPI MB/s | nodes wire / in-MPI MB/s | edges wire / in-MPI MB/s | in-MPI / raw: endpoints, nodes, edges |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "\nShuffle bandwidth against a plain `MPI_Alltoallv` of %d MiB per peer on the same ranks in the same run (best of 5; bytes each rank sends to the others per second), for the runs on more than one rank: wire MB/s = bytes a rank sent to other ranks over the phase's wall time (packing, checksums, file writes of node rows included); in-MPI MB/s = the same bytes over the time spent inside the phase's all-to-alls once every rank has reached them (slowest rank; the raw all-to-all also starts after a barrier); skew s = the longest wait of a rank for the others to reach the phase's all-to-alls (load imbalance).\n\n", rawPerPeer>>20)
+	fmt.Fprintf(&b, "| scale | ranks | raw alltoallv MB/s | endpoints wire / in-MPI MB/s | nodes wire / in-MPI MB/s | edges wire / in-MPI MB/s | in-MPI / raw: endpoints, nodes, edges | wire / raw | skew s |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rs {
 		if r.Ranks < 2 {
 			continue
 		}
 		w, m := r.WireMBps, r.CommMBps
-		fmt.Fprintf(&b, "| %d | %d | %s | %s / %s | %s / %s | %s / %s | %s, %s, %s |\n", r.Scale, r.Ranks, mbps(r.RawAlltoallMBps),
+		sk := r.SkewSeconds
+		fmt.Fprintf(&b, "| %d | %d | %s | %s / %s | %s / %s | %s / %s | %s, %s, %s | %s, %s, %s | %.2f, %.2f, %.2f |\n", r.Scale, r.Ranks, mbps(r.RawAlltoallMBps),
 			mbps(w["endpoints"]), mbps(m["endpoints"]), mbps(w["nodes"]), mbps(m["nodes"]), mbps(w["edges"]), mbps(m["edges"]),
-			ratio(m["endpoints"], r.RawAlltoallMBps), ratio(m["nodes"], r.RawAlltoallMBps), ratio(m["edges"], r.RawAlltoallMBps))
+			ratio(m["endpoints"], r.RawAlltoallMBps), ratio(m["nodes"], r.RawAlltoallMBps), ratio(m["edges"], r.RawAlltoallMBps),
+			ratio(w["endpoints"], r.RawAlltoallMBps), ratio(w["nodes"], r.RawAlltoallMBps), ratio(w["edges"], r.RawAlltoallMBps),
+			sk["endpoints"], sk["nodes"], sk["edges"])
 	}
 	fmt.Fprintf(&b, "\nThe node shuffle's other limit, the file system: every rank writes its share of the feature bytes into its partitions' files. raw write MB/s = a plain sequential write of min(that share, 512 MiB) per rank into a new file beside the partitions, all ranks at once, in the same run (not synced, like the partition files); node shuffle MB/s per rank = the feature bytes over the node shuffle's time, over the ranks.\n\n")
 	fmt.Fprintf(&b, "| scale | ranks | raw write MB/s per rank | node shuffle feature MB/s per rank | ratio |\n|---|---|---|---|---|\n")

@@ -35,6 +35,7 @@ type workerResult struct {
 	Seconds         map[string]float64 `json:"phase_seconds"`
 	WireMBps        map[string]float64 `json:"wire_mb_per_s"`
 	CommMBps        map[string]float64 `json:"in_mpi_mb_per_s"`
+	SkewSeconds     map[string]float64 `json:"skew_seconds"`
 	RawAlltoallMBps float64            `json:"raw_alltoallv_mb_per_s"`
 	RawWriteMBps    float64            `json:"raw_write_mb_per_s"`
 	PeakRSS         []int64            `json:"peak_rss_bytes"`
@@ -72,7 +73,7 @@ func runWorker(o workerOptions) error {
 }
 
 func work(c *collective.Comm, o workerOptions) error {
-	res := workerResult{Ranks: c.Size(), Pull: map[string]float64{}, WireMBps: map[string]float64{}, CommMBps: map[string]float64{}, Load: loadAverage()}
+	res := workerResult{Ranks: c.Size(), Pull: map[string]float64{}, WireMBps: map[string]float64{}, CommMBps: map[string]float64{}, SkewSeconds: map[string]float64{}, Load: loadAverage()}
 	rec := report.NewRecorder(c)
 	if err := c.Barrier(); err != nil {
 		return err
@@ -120,9 +121,10 @@ func work(c *collective.Comm, o workerOptions) error {
 	res.Seconds = dr.Seconds
 	for _, ph := range []string{"endpoints", "nodes", "edges"} {
 		// Bytes a rank sent to other ranks per second of the phase, and per
-		// second inside its collectives (the slowest rank's, as a
-		// collective ends with it).
-		all, err := collective.Allgather(c, [2]float64{float64(dr.Traffic[ph].Sent), dr.Seconds[ph+"-comm"]})
+		// second inside its all-to-alls once all ranks reached them (the
+		// slowest rank's, as a collective ends with it); and the longest
+		// wait for the others to reach them.
+		all, err := collective.Allgather(c, [3]float64{float64(dr.Traffic[ph].Sent), dr.Seconds[ph+"-comm"], dr.Seconds[ph+"-skew"]})
 		if err != nil {
 			return err
 		}
@@ -133,6 +135,7 @@ func work(c *collective.Comm, o workerOptions) error {
 		var sent, comm float64
 		for _, v := range all {
 			sent, comm = max(sent, v[0]), max(comm, v[1])
+			res.SkewSeconds[ph] = max(res.SkewSeconds[ph], v[2])
 		}
 		if wall > 0 {
 			res.WireMBps[ph] = sent / wall / 1e6
