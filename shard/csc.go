@@ -57,11 +57,50 @@ const haloDense = 32
 // arr (nil without edge arrays) holds where each edge's rows are and is
 // reordered with them.
 func sortEdges(es []partEdge, arr []int64) {
+	if rotateSorted(es, arr) {
+		return
+	}
 	if arr == nil {
 		slices.SortFunc(es, func(a, b partEdge) int { return cmp.Compare(a.Key, b.Key) })
 		return
 	}
 	sort.Sort(edgeSorter{es, arr})
+}
+
+// rotateSorted orders es (and arr with it) in place and reports true when
+// es is sorted or a rotation of a sorted sequence: two ascending runs, the
+// second wholly below the first. That is how a partition's edges of one
+// type arrive: the ranks hold ascending ranges of edge IDs and each sends
+// its edges in key order, in the staggered order of the ranks that starts
+// after the writer and ends with the writer's own. (Keys are unique.)
+func rotateSorted(es []partEdge, arr []int64) bool {
+	cut := 0
+	for i := 1; i < len(es); i++ {
+		if es[i].Key < es[i-1].Key {
+			if cut > 0 {
+				return false
+			}
+			cut = i
+		}
+	}
+	if cut == 0 {
+		return true
+	}
+	if es[len(es)-1].Key > es[0].Key {
+		return false
+	}
+	rotate(es, cut)
+	if arr != nil {
+		rotate(arr, cut)
+	}
+	return true
+}
+
+// rotate moves s[cut:] before s[:cut] in place.
+func rotate[T any](s []T, cut int) {
+	slices.Reverse(s[:cut])
+	slices.Reverse(s[cut:])
+	slices.Reverse(s)
 }
 
 // edgeSorter sorts edges and their row positions together.

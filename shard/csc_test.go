@@ -103,3 +103,50 @@ func TestSortEdges(t *testing.T) {
 		}
 	}
 }
+
+// TestSortEdgesArrivalOrders sorts edges in the orders they arrive in
+// (sorted; a rotation of sorted, as the staggered ranks send them) and in
+// orders the rotation must refuse (three runs; two overlapping runs),
+// carrying each edge's row position along.
+func TestSortEdgesArrivalOrders(t *testing.T) {
+	const n = 1000
+	sorted := make([]partEdge, n)
+	for i := range sorted {
+		sorted[i] = partEdge{Src: int64(i % 7), Dst: int64(i % 11), Key: edgeKey(0, int64(3*i))}
+	}
+	rotation := append(slices.Clone(sorted[600:]), sorted[:600]...)
+	threeRuns := append(append(slices.Clone(sorted[600:]), sorted[300:600]...), sorted[:300]...)
+	var overlap []partEdge // evens then odds: two runs, not a rotation
+	for i := 0; i < n; i += 2 {
+		overlap = append(overlap, sorted[i])
+	}
+	for i := 1; i < n; i += 2 {
+		overlap = append(overlap, sorted[i])
+	}
+	for name, c := range map[string]struct {
+		es     []partEdge
+		rotate bool
+	}{"sorted": {sorted, true}, "rotation": {rotation, true}, "three runs": {threeRuns, false}, "overlapping runs": {overlap, false}} {
+		for _, withArr := range []bool{false, true} {
+			es := slices.Clone(c.es)
+			var arr []int64
+			if withArr {
+				for _, e := range es {
+					arr = append(arr, e.Key+5)
+				}
+			}
+			if got := rotateSorted(slices.Clone(es), slices.Clone(arr)); got != c.rotate {
+				t.Errorf("%s: rotateSorted says %v", name, got)
+			}
+			sortEdges(es, arr)
+			if !slices.Equal(es, sorted) {
+				t.Fatalf("%s (row positions %v): not sorted", name, withArr)
+			}
+			for i := range arr {
+				if arr[i] != es[i].Key+5 {
+					t.Fatalf("%s: row position %d did not follow its edge", name, i)
+				}
+			}
+		}
+	}
+}
