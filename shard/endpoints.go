@@ -1,7 +1,6 @@
 package shard
 
 import (
-	"sort"
 
 	"gnnrun/collective"
 	"gnnrun/rank"
@@ -45,7 +44,7 @@ func (d *dispatcher) mapEndpoints() error {
 	d.epart = make([]int32, n)
 	local := make([]int64, d.K*d.E)
 	for i, v := range e.Dst {
-		p := sort.Search(d.K, func(p int) bool { return d.partStart[p+1] > v })
+		p := partOf(d.partStart, v)
 		d.epart[i] = int32(p)
 		local[p*d.E+int(e.TypeOf(i))]++
 	}
@@ -66,6 +65,22 @@ func (d *dispatcher) mapEndpoints() error {
 	}
 	d.book = NewBook(d.nodeCounts, d.edgeCounts)
 	return nil
+}
+
+// partOf returns the partition whose new-ID range [start[p], start[p+1])
+// holds v (a binary search without sort.Search's closure: it runs once per
+// edge).
+func partOf(start []int64, v int64) int {
+	lo, hi := 0, len(start)-1
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if start[m+1] > v {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	return lo
 }
 
 // lookupRound maps the keys src and dst (homogeneous input IDs) to new IDs
