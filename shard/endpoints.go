@@ -1,7 +1,6 @@
 package shard
 
 import (
-
 	"gnnrun/collective"
 	"gnnrun/rank"
 )
