@@ -129,7 +129,7 @@ func rbRecurse(g *DistGraph, do DistOptions, first int, tp []float64, depth int,
 		// A rank may partition a piece of st.budget arcs alone (see
 		// splitBudget); a replicated coarsest graph of that size costs every
 		// rank the same, and saves the coarsening levels below it.
-		bi.MaxReplicated, bi.softCeiling = max(replicateFloor, int64(st.budget)), true
+		bi.MaxReplicated = withSlack(max(replicateFloor, int64(st.budget)))
 	}
 	res, err := PartitionKway(g, bi)
 	if err != nil {

@@ -63,14 +63,26 @@ func newEnv(c rank.Comm, cmd string, f commonFlags) (*env, error) {
 	e.meter = report.NewMeter(c.Rank() == 0, e.log)
 	// The report is written at the end, by rank 0: a path it cannot write
 	// to must fail before the work, not after it.
-	var bad error
-	if c.Rank() == 0 && f.report != "" {
-		bad = checkFilePath("--report", f.report)
-	}
-	if err := collective.Agree(cc, bad); err != nil {
-		return nil, agreed{err}
+	if f.report != "" {
+		if err := checkOnRoot(cc, func() error { return checkFilePath("--report", f.report) }); err != nil {
+			return nil, err
+		}
 	}
 	return e, nil
+}
+
+// checkOnRoot runs check on rank 0 only (the one that writes the outputs)
+// and returns its error on every rank as an agreed error (see fail). It is
+// collective.
+func checkOnRoot(c *collective.Comm, check func() error) error {
+	var err error
+	if c.Rank() == 0 {
+		err = check()
+	}
+	if err := collective.Agree(c, err); err != nil {
+		return agreed{err}
+	}
+	return nil
 }
 
 // checkFilePath fails when path cannot become a file: it names a

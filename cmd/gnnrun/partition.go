@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"gnnrun/collective"
 	"gnnrun/graphio"
 	"gnnrun/parmetis"
 )
@@ -103,12 +102,8 @@ func runPartition(e *env, args []string) error {
 		return err
 	}
 	o := do.Options
-	var bad error
-	if e.comm.Rank() == 0 {
-		bad = checkOutputDir(f.out, f.overwrite)
-	}
-	if err := collective.Agree(e.comm, bad); err != nil {
-		return agreed{err}
+	if err := checkOnRoot(e.comm, func() error { return checkOutputDir(f.out, f.overwrite) }); err != nil {
+		return err
 	}
 	end := e.stage("read")
 	g, err := graphio.Read(e.comm, f.in, graphio.InputFormat(f.format), graphio.Logger(e.log))
