@@ -13,14 +13,16 @@ import (
 // others send nothing in the extra ones.
 
 // chunkBounds cuts items 0..n-1, item k weighing size(k) bytes, into
-// consecutive chunks of at most budget bytes and returns their bounds.
-func chunkBounds(n int, size func(k int) int, budget int) []int {
-	bounds := []int{0}
+// consecutive chunks of at most budget bytes and returns their bounds and
+// the bytes of the heaviest chunk.
+func chunkBounds(n int, size func(k int) int, budget int) (bounds []int, heaviest int) {
+	bounds = []int{0}
 	acc := 0
 	for k := range n {
 		s := size(k)
 		if acc > 0 && acc+s > budget {
 			bounds = append(bounds, k)
+			heaviest = max(heaviest, acc)
 			acc = 0
 		}
 		acc += s
@@ -28,7 +30,7 @@ func chunkBounds(n int, size func(k int) int, budget int) []int {
 	if n > 0 {
 		bounds = append(bounds, n)
 	}
-	return bounds
+	return bounds, max(heaviest, acc)
 }
 
 // agreeRounds returns the number of rounds every rank runs.
@@ -146,11 +148,14 @@ func waveGroups(bounds []int, first, last int) []int {
 // the number of rounds every rank runs), then its own group in chunks
 // (bounds in sending order, from where the rounds end) that it keeps
 // without an all-to-all, so no round waits for a rank keeping its own.
+// heaviest is the most bytes of any of its chunks: packing buffers
+// reserved that big once never grow.
 type wavePlan struct {
-	st     staggered
-	bounds []int
-	rounds int
-	own    []int
+	st       staggered
+	bounds   []int
+	rounds   int
+	own      []int
+	heaviest int
 }
 
 // planWave plans a wave whose group g holds positions [gb[g], gb[g+1]),
@@ -159,14 +164,28 @@ type wavePlan struct {
 func planWave(c *collective.Comm, gb []int, size func(p int) int, budget int) (wavePlan, error) {
 	st := newStaggered(gb, c.Rank())
 	remote := st.remote(c.Rank())
-	w := wavePlan{st: st, bounds: chunkBounds(remote, func(i int) int { return size(st.at(i)) }, budget)}
-	w.own = chunkBounds(gb[len(gb)-1]-remote, func(i int) int { return size(st.at(remote + i)) }, budget)
+	w := wavePlan{st: st}
+	var h1, h2 int
+	w.bounds, h1 = chunkBounds(remote, func(i int) int { return size(st.at(i)) }, budget)
+	w.own, h2 = chunkBounds(gb[len(gb)-1]-remote, func(i int) int { return size(st.at(remote + i)) }, budget)
+	w.heaviest = max(h1, h2)
 	for i := range w.own {
 		w.own[i] += remote
 	}
 	var err error
 	w.rounds, err = agreeRounds(c, w.bounds)
 	return w, err
+}
+
+// longest returns the most items of any of the plan's chunks.
+func (w wavePlan) longest() int {
+	n := 0
+	for _, b := range [][]int{w.bounds, w.own} {
+		for i := 1; i < len(b); i++ {
+			n = max(n, b[i]-b[i-1])
+		}
+	}
+	return n
 }
 
 // staggered orders the items of a wave for sending: grouped by

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"math"
+	"slices"
 
 	"gnnrun/collective"
 	"gnnrun/graph"
@@ -106,14 +107,17 @@ func (d *dispatcher) shuffleEdges(pw *partWriter, o *edgeOrder, first, last int)
 	arraysOf := d.edgeArraysOf()
 	counts := make([]int, d.P)
 	byteCounts := make([]int, d.P)
-	recs, recvRecs, rows, recvRows := d.buf.erecs, d.buf.erecv, d.buf.rows, d.buf.recv
-	defer func() { d.buf.erecs, d.buf.erecv, d.buf.rows, d.buf.recv = recs, recvRecs, rows, recvRows }()
+	recs, recvRecs, rows, recvRows := d.buf.erecs, d.buf.erecv, d.buf.erows, d.buf.erecvRows
+	defer func() { d.buf.erecs, d.buf.erecv, d.buf.erows, d.buf.erecvRows = recs, recvRecs, rows, recvRows }()
 	// pack fills recs and rows with the edges [lo, hi) in sending order,
 	// each destination's in turn.
 	pack := func(lo, hi int) {
 		clear(counts)
 		clear(byteCounts)
-		recs, rows = recs[:0], rows[:0]
+		recs, rows = slices.Grow(recs[:0], plan.longest()), rows[:0]
+		if len(d.edgeArrays) > 0 {
+			rows = slices.Grow(rows, plan.heaviest)
+		}
 		for dst := range len(gb) - 1 {
 			sa, sb := st.segment(dst, lo, hi)
 			for i := a + sa; i < a+sb; i++ {
