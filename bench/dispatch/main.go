@@ -278,7 +278,7 @@ func writeMarkdown(path string, doc document) error {
 	rs, host := doc.Runs, doc.Host
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Dispatch and Pull, R-MAT with %d float32 features per node, %s, %d CPUs, %s\n\n", o.feat, host, doc.CPUs, doc.Date)
-	fmt.Fprintf(&b, "`go run ./bench/dispatch --scale %s --np %s --parts %d --max-message %d`. Dispatch into K = %d partitions (random assignment; a rank builds its partitions in waves of P), page cache warm (the graph was just generated or read). edges/s = edges over the whole dispatch (relabel, lookups, shuffles, CSC, files); feature MB/s = feature bytes over the node shuffle (which writes the rows to their files). Peak RSS is VmHWM over reading the input and dispatching. Load average of the machine (shared with other jobs) before each run in the last column: wall times are noisy.\n\n", o.scales, o.ranks, o.parts, o.budget, o.parts)
+	fmt.Fprintf(&b, "`go run ./bench/dispatch --scale %s --np %s --parts %d --max-message %d`. Dispatch into K = %d partitions (random assignment; a rank builds its partitions in waves of P), page cache warm (the graph was just generated or read). edges/s = edges over the whole dispatch (relabel, lookups, shuffles, CSC, files); feature MB/s = feature bytes over the node shuffle (which writes the rows to their files) and the wait for its last rows, written behind the edge shuffle, to reach their files. Peak RSS is VmHWM over reading the input and dispatching. Load average of the machine (shared with other jobs) before each run in the last column: wall times are noisy.\n\n", o.scales, o.ranks, o.parts, o.budget, o.parts)
 	fmt.Fprintf(&b, "| scale | ranks | nodes | edges | read s | dispatch s | edges/s | feature MB/s | endpoints s | node shuffle s | edge shuffle s | write s | peak RSS per rank MB | load |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rs {
 		var rss []string
@@ -289,7 +289,7 @@ func writeMarkdown(path string, doc document) error {
 			r.Scale, r.Ranks, r.Nodes, r.Edges, r.ReadSeconds, r.DispatchSeconds, r.EdgesPerSec, r.FeatureMBps,
 			r.Seconds["endpoints"], r.Seconds["nodes"], r.Seconds["edges"], r.Seconds["write"], strings.Join(rss, " / "), r.Load)
 	}
-	fmt.Fprintf(&b, "\nShuffle bandwidth against a plain `MPI_Alltoallv` of %d MiB per peer on the same ranks in the same run (best of 5; bytes each rank sends to the others per second), for the runs on more than one rank: wire MB/s = bytes a rank sent to other ranks over the phase's wall time (packing, checksums, file writes of node rows included); in-MPI MB/s = the same bytes over the time spent inside the phase's all-to-alls once every rank has reached them (slowest rank; the raw all-to-all also starts after a barrier); skew s = the longest wait of a rank for the others to reach the phase's all-to-alls (load imbalance).\n\n", rawPerPeer>>20)
+	fmt.Fprintf(&b, "\nShuffle bandwidth against a plain `MPI_Alltoallv` of %d MiB per peer on the same ranks in the same run (best of 5; bytes each rank sends to the others per second), for the runs on more than one rank: wire MB/s = bytes a rank sent to other ranks over the phase's wall time (packing, checksums, file writes of node rows included; for nodes, the wait for the rows written behind as well); in-MPI MB/s = the same bytes over the time spent inside the phase's all-to-alls once every rank has reached them (slowest rank; the raw all-to-all also starts after a barrier); skew s = the longest wait of a rank for the others to reach the phase's all-to-alls (load imbalance).\n\n", rawPerPeer>>20)
 	fmt.Fprintf(&b, "| scale | ranks | raw alltoallv MB/s | endpoints wire / in-MPI MB/s | nodes wire / in-MPI MB/s | edges wire / in-MPI MB/s | in-MPI / raw: endpoints, nodes, edges | wire / raw | skew s |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rs {
 		if r.Ranks < 2 {
@@ -303,14 +303,15 @@ func writeMarkdown(path string, doc document) error {
 			ratio(w["endpoints"], r.RawAlltoallMBps), ratio(w["nodes"], r.RawAlltoallMBps), ratio(w["edges"], r.RawAlltoallMBps),
 			sk["endpoints"], sk["nodes"], sk["edges"])
 	}
-	fmt.Fprintf(&b, "\nThe node shuffle's other limit, the file system: every rank writes its share of the feature bytes into its partitions' files. raw write MB/s = a plain sequential write of min(that share, 512 MiB) per rank into a new file beside the partitions, all ranks at once, in the same run (not synced, like the partition files); node shuffle MB/s per rank = the feature bytes over the node shuffle's time, over the ranks.\n\n")
-	fmt.Fprintf(&b, "| scale | ranks | raw write MB/s per rank | node shuffle feature MB/s per rank | ratio |\n|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "\nThe node shuffle against the machine's limits for the same work, measured in the same run on min(a rank's share of the feature bytes, 512 MiB) per rank, all ranks at once: raw write = a plain sequential write into a new file beside the partitions (not synced, like the partition files); plain shuffle = what any node shuffle has to do, and nothing more: in rounds of the budget, copy the bytes into a send buffer, `MPI_Alltoallv` an equal share to each other rank, write what arrived and the own share to a new file. Rates are feature bytes per rank per second; plain wire / raw = the bytes the plain shuffle sent to other ranks per second over the raw all-to-all's rate, the ceiling of the node shuffle's wire / raw above.\n\n")
+	fmt.Fprintf(&b, "| scale | ranks | raw write MB/s | plain shuffle MB/s | plain wire / raw alltoallv | node shuffle MB/s | node / raw write | node / plain shuffle |\n|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rs {
 		if r.RawWriteMBps == 0 {
 			continue
 		}
 		per := r.FeatureMBps / float64(r.Ranks)
-		fmt.Fprintf(&b, "| %d | %d | %s | %s | %s |\n", r.Scale, r.Ranks, mbps(r.RawWriteMBps), mbps(per), ratio(per, r.RawWriteMBps))
+		fmt.Fprintf(&b, "| %d | %d | %s | %s | %s | %s | %s | %s |\n", r.Scale, r.Ranks, mbps(r.RawWriteMBps), mbps(r.PlainMBps), ratio(r.PlainWireMBps, r.RawAlltoallMBps),
+			mbps(per), ratio(per, r.RawWriteMBps), ratio(per, r.PlainMBps))
 	}
 	fmt.Fprintf(&b, "\nPeak RSS per rank, 2 ranks over 1 rank (max over ranks):")
 	for _, sc := range uniqueScales(rs) {
