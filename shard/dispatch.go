@@ -32,8 +32,7 @@ type Result struct {
 	// clear, waves (split into nodes, edges and write), config; and of
 	// each shuffle (endpoints, nodes, edges) the time inside its
 	// all-to-alls ("<name>-comm") and waiting for the other ranks to reach
-	// them ("<name>-skew"); and "nodes-disk", the time spent waiting for
-	// node rows written behind the shuffle to reach their files.
+	// them ("<name>-skew").
 	Seconds map[string]float64
 	// Bytes this rank sent to and received from other ranks in each phase.
 	Traffic map[string]rank.Traffic
@@ -116,12 +115,9 @@ type dispatcher struct {
 	// buf holds the buffers of the shuffle rounds, reused by every round
 	// of every wave: at most a budget's worth each.
 	buf struct {
-		erecs, erecv     []edgeRec
-		erows, erecvRows []byte
-		nrecs, nrecv     []nodeRec
-		// Node rows: packed, and the two buffers received into in turn
-		// (one may be in the write-behind while the other is filled).
-		nrows, nrecvRows, nspare []byte
+		erecs, erecv []edgeRec
+		nrecs, nrecv []nodeRec
+		rows, recv   []byte
 	}
 
 	halo, cut []int64 // per partition, filled by the writing rank

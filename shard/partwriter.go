@@ -16,8 +16,7 @@ type partWriter struct {
 	lo, hi   int64
 	origNIDs []int64
 	seen     int64
-	rows     []*rowFile  // per node array
-	wb       writeBehind // writes of node rows in flight
+	rows     []*rowFile // per node array
 	edges    []partEdge
 	arr      []int64  // with edge arrays: each edge's row among its type's arrivals
 	blobs    [][]byte // per edge type: data rows in arrival order
@@ -86,11 +85,10 @@ func (pw *partWriter) acceptNodes(recs []nodeRec) error {
 	return nil
 }
 
-// acceptNodeRows checks the rows of node array a at the head of rows (one
-// row for each record of the array's type, in record order: the records
-// came from one rank) and queues their writes on pw.wb, one write per run
-// of consecutive new IDs; rows must stay unchanged until that batch has
-// been written. It returns the bytes it took.
+// acceptNodeRows writes the rows of node array a at the head of rows: one
+// row for each record of the array's type, in record order (the records
+// came from one rank). Consecutive new IDs are written with one call. It
+// returns the bytes it took.
 func (pw *partWriter) acceptNodeRows(a int, recs []nodeRec, rows []byte) (int64, error) {
 	d := pw.d
 	arr := d.nodeArrays[a]
@@ -104,9 +102,9 @@ func (pw *partWriter) acceptNodeRows(a int, recs []nodeRec, rows []byte) (int64,
 		if runRows == 0 {
 			return nil
 		}
-		pw.wb.add(pw.rows[a], runStart-tlo, rows[off-runRows*rb:off])
+		err := pw.rows[a].writeRows(runStart-tlo, rows[off-runRows*rb:off])
 		runRows = 0
-		return nil
+		return err
 	}
 	for _, r := range recs {
 		if r.New < tlo || r.New >= thi {
@@ -185,12 +183,6 @@ func (pw *partWriter) finish() error {
 	}
 	if len(pw.edges) != cap(pw.edges) {
 		return errorf("partition %d: %d of its %d edges arrived", pw.part, len(pw.edges), cap(pw.edges))
-	}
-	err := pw.wb.flush()
-	pw.d.res.Seconds["nodes-disk"] += pw.wb.waited.Seconds()
-	pw.wb.waited = 0
-	if err != nil {
-		return err
 	}
 	for _, rf := range pw.rows {
 		if err := rf.close(); err != nil {
@@ -305,7 +297,6 @@ func (pw *partWriter) writeEdges(l *cscLayout, files PartFiles) error {
 
 // abort discards the files still being written.
 func (pw *partWriter) abort() {
-	_ = pw.wb.wait() // the files go anyway
 	for _, rf := range pw.rows {
 		if rf != nil {
 			rf.abort()

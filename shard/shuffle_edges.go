@@ -107,8 +107,8 @@ func (d *dispatcher) shuffleEdges(pw *partWriter, o *edgeOrder, first, last int)
 	arraysOf := d.edgeArraysOf()
 	counts := make([]int, d.P)
 	byteCounts := make([]int, d.P)
-	recs, recvRecs, rows, recvRows := d.buf.erecs, d.buf.erecv, d.buf.erows, d.buf.erecvRows
-	defer func() { d.buf.erecs, d.buf.erecv, d.buf.erows, d.buf.erecvRows = recs, recvRecs, rows, recvRows }()
+	recs, recvRecs, rows, recvRows := d.buf.erecs, d.buf.erecv, d.buf.rows, d.buf.recv
+	defer func() { d.buf.erecs, d.buf.erecv, d.buf.rows, d.buf.recv = recs, recvRecs, rows, recvRows }()
 	// pack fills recs and rows with the edges [lo, hi) in sending order,
 	// each destination's in turn.
 	pack := func(lo, hi int) {

@@ -53,9 +53,8 @@ func (d *dispatcher) nodeOrder() ([]int, []int) {
 // partitions first.. on ranks 0.., group g at order[gb[g]:gb[g+1]]),
 // staggered by rank, and hands what arrives to pw. The nodes of the rank's
 // own partition, last in the staggered order, never enter an all-to-all:
-// they are kept after the rounds (keepOwnNodes), so no round waits for a
-// rank writing its own rows. The rows of each round are written behind
-// (pw.wb): the last writes may still be in flight on return.
+// they are written after the rounds, so no round waits for a rank writing
+// its own rows.
 func (d *dispatcher) shuffleNodes(pw *partWriter, order []int, gb []int, first int) error {
 	base := d.nodeBase()
 	plan, err := planWave(d.c, gb, func(p int) int { return 16 + d.nodeRow[typeAt(base, order[p])] }, d.o.budget)
@@ -66,10 +65,8 @@ func (d *dispatcher) shuffleNodes(pw *partWriter, order []int, gb []int, first i
 	d.res.NodeRounds += plan.rounds
 	counts := make([]int, d.P)
 	byteCounts := make([]int, d.P)
-	recs, recvRecs, rows, recvRows, spare := d.buf.nrecs, d.buf.nrecv, d.buf.nrows, d.buf.nrecvRows, d.buf.nspare
-	defer func() {
-		d.buf.nrecs, d.buf.nrecv, d.buf.nrows, d.buf.nrecvRows, d.buf.nspare = recs, recvRecs, rows, recvRows, spare
-	}()
+	recs, recvRecs, rows, recvRows := d.buf.nrecs, d.buf.nrecv, d.buf.rows, d.buf.recv
+	defer func() { d.buf.nrecs, d.buf.nrecv, d.buf.rows, d.buf.recv = recs, recvRecs, rows, recvRows }()
 	// pack fills recs and rows with the items [lo, hi) in sending order:
 	// records, then rows array by array, each destination's in turn.
 	pack := func(lo, hi int) {
@@ -122,75 +119,19 @@ func (d *dispatcher) shuffleNodes(pw *partWriter, order []int, gb []int, first i
 		if err := pw.acceptRound(recvRecs, recCounts, recvRows, rowCounts); err != nil {
 			return err
 		}
-		// The rows just received are written while the next round runs,
-		// which receives into the other buffer.
-		if err := pw.wb.submit(); err != nil {
-			return err
-		}
-		recvRows, spare = spare, recvRows
 		d.o.progress("nodes", int64(plan.bounds[min(r+1, len(plan.bounds)-1)]), int64(len(order)))
 	}
-	if pw.part < 0 {
-		return nil
-	}
-	me := d.c.Rank()
-	recs, err = d.keepOwnNodes(pw, order[gb[me]:gb[me+1]], recs)
-	d.o.progress("nodes", int64(len(order)), int64(len(order)))
-	return err
-}
-
-// keepOwnNodes hands pw the nodes of the rank's own partition in this wave
-// without packing their rows. A rank's nodes of one (partition, type) have
-// consecutive new IDs in input order (relabel), so the rows of each array
-// go from the input straight to one stretch of the array's file, in one
-// gathered write behind the shuffle. The rows never move, so each row's
-// checksum is computed once and counted on both sides of the check.
-// recs is a buffer for the records, returned grown as needed.
-func (d *dispatcher) keepOwnNodes(pw *partWriter, own []int, recs []nodeRec) ([]nodeRec, error) {
-	base := d.nodeBase()
-	recs = recs[:0]
-	for _, x := range own {
-		t := typeAt(base, x)
-		i := x - base[t]
-		tlo, _ := d.g.Nodes.Range(t)
-		rec := nodeRec{New: d.newIDs[t][i], Orig: tlo + int64(i)}
-		recs = append(recs, rec)
-		d.sent.nodes.n++
-		d.sent.nodes.ids.Add(graph.Mix64(idHash(saltNode, rec.New) ^ uint64(rec.Orig)))
-	}
-	if err := pw.acceptNodes(recs); err != nil {
-		return recs, err
-	}
-	var rowBytes int64
-	for ai, arr := range d.nodeArrays {
-		var rows [][]byte
-		start := int64(-1)
-		for k, x := range own {
-			t := typeAt(base, x)
-			if t != arr.t {
-				continue
-			}
-			row := arr.data.Row(int64(x - base[t]))
-			id := recs[k].New
-			if start < 0 {
-				start = id
-			} else if id != start+int64(len(rows)) {
-				return recs, errorf("node shuffle: the nodes of type %s this rank keeps for partition %d do not have consecutive new IDs (%d after %d)",
-					d.m.NodeTypes[t], pw.part, id, start+int64(len(rows))-1)
-			}
-			h := arrayRowHash(ai, id, row)
-			d.sent.nodes.rows.Add(h)
-			d.got.nodes.rows.Add(h)
-			rows = append(rows, row)
-			rowBytes += int64(len(row))
+	for r := range len(plan.own) - 1 {
+		pack(plan.own[r], plan.own[r+1])
+		if err := pw.acceptNodes(recs); err != nil {
+			return err
 		}
-		if len(rows) > 0 {
-			tlo, _ := d.book.TypeRange(pw.part, arr.t)
-			pw.wb.addGather(pw.rows[ai], start-tlo, rows)
+		if err := pw.acceptRound(recs, counts, rows, byteCounts); err != nil {
+			return err
 		}
+		d.o.progress("nodes", int64(plan.own[r+1]), int64(len(order)))
 	}
-	d.res.NodeBytes += int64(16*len(recs)) + rowBytes
-	return recs, pw.wb.submit()
+	return nil
 }
 
 // acceptRound writes the rows that came in one round: from each source,

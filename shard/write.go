@@ -2,16 +2,15 @@ package shard
 
 import (
 	"bufio"
+	"gnnrun/graphio"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/klauspost/compress/zstd"
-	"golang.org/x/sys/unix"
 
 	"gnnrun/graph"
-	"gnnrun/graphio"
 )
 
 // tempFile creates a temporary file beside path, so a rename moves it into
@@ -135,50 +134,6 @@ func (rf *rowFile) writeRows(row int64, data []byte) error {
 	}
 	if _, err := rf.f.WriteAt(data, rf.hdr+row*rf.rowBytes); err != nil {
 		return errorf("%s: %v", rf.path, err)
-	}
-	return nil
-}
-
-// gatherRows writes consecutive rows starting at row from rows, one
-// buffer per row, with as few system calls as the kernel allows (pwritev
-// takes up to 1024 buffers).
-func (rf *rowFile) gatherRows(row int64, rows [][]byte) error {
-	if row < 0 || row+int64(len(rows)) > rf.rows {
-		return errorf("%s: rows [%d, %d) outside the array's %d rows", rf.path, row, row+int64(len(rows)), rf.rows)
-	}
-	for i, r := range rows {
-		if int64(len(r)) != rf.rowBytes {
-			return errorf("%s: row %d has %d bytes, the array's rows %d", rf.path, row+int64(i), len(r), rf.rowBytes)
-		}
-	}
-	if rf.rowBytes == 0 {
-		return nil
-	}
-	fd := int(rf.f.Fd())
-	off := rf.hdr + row*rf.rowBytes
-	for len(rows) > 0 {
-		iov := rows[:min(len(rows), 1024)]
-		n, err := unix.Pwritev(fd, iov, off)
-		if err == nil && n == 0 {
-			err = io.ErrShortWrite
-		}
-		if err != nil {
-			return errorf("%s: %v", rf.path, err)
-		}
-		off += int64(n)
-		// A short write ends inside some row: write its rest, then go on
-		// with the rows after it.
-		for n > 0 && len(rows) > 0 {
-			k := min(n, len(rows[0]))
-			if k < len(rows[0]) {
-				if _, err := rf.f.WriteAt(rows[0][k:], off); err != nil {
-					return errorf("%s: %v", rf.path, err)
-				}
-				off += int64(len(rows[0]) - k)
-			}
-			n -= k
-			rows = rows[1:]
-		}
 	}
 	return nil
 }

@@ -119,13 +119,7 @@ func work(c *collective.Comm, o workerOptions) error {
 	stop()
 	g.Close()
 	res.EdgesPerSec = float64(res.Edges) / res.DispatchSeconds
-	// The node rows' time: the node shuffle, and the wait for its last
-	// rows to reach their files (written behind the edge shuffle).
-	nodeWall, err := collective.Max(c, dr.Seconds["nodes"]+dr.Seconds["nodes-disk"])
-	if err != nil {
-		return err
-	}
-	res.FeatureMBps = float64(res.FeatureBytes) / nodeWall / 1e6
+	res.FeatureMBps = float64(res.FeatureBytes) / dr.Seconds["nodes"] / 1e6
 	res.Seconds = dr.Seconds
 	for _, ph := range []string{"endpoints", "nodes", "edges"} {
 		// Bytes a rank sent to other ranks per second of the phase, and per
@@ -139,9 +133,6 @@ func work(c *collective.Comm, o workerOptions) error {
 		wall, err := collective.Max(c, dr.Seconds[ph])
 		if err != nil {
 			return err
-		}
-		if ph == "nodes" {
-			wall = nodeWall
 		}
 		var sent, comm float64
 		for _, v := range all {
