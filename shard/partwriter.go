@@ -88,8 +88,10 @@ func (pw *partWriter) acceptNodes(recs []nodeRec) error {
 // acceptNodeRows writes the rows of node array a at the head of rows: one
 // row for each record of the array's type, in record order (the records
 // came from one rank). Consecutive new IDs are written with one call. It
-// returns the bytes it took.
-func (pw *partWriter) acceptNodeRows(a int, recs []nodeRec, rows []byte) (int64, error) {
+// returns the bytes it took. Unless counted (rows the rank kept, whose
+// checksums pack counted on both sides), each row's checksum is added to
+// the received tally.
+func (pw *partWriter) acceptNodeRows(a int, recs []nodeRec, rows []byte, counted bool) (int64, error) {
 	d := pw.d
 	arr := d.nodeArrays[a]
 	if pw.part < 0 {
@@ -113,7 +115,9 @@ func (pw *partWriter) acceptNodeRows(a int, recs []nodeRec, rows []byte) (int64,
 		if off+rb > int64(len(rows)) {
 			return 0, errorf("node shuffle: array %s/%s: %d bytes arrived for more rows", d.m.NodeTypes[arr.t], arr.name, len(rows))
 		}
-		d.got.nodes.rows.Add(arrayRowHash(a, r.New, rows[off:off+rb]))
+		if !counted {
+			d.got.nodes.rows.Add(arrayRowHash(a, r.New, rows[off:off+rb]))
+		}
 		if runRows > 0 && r.New != runStart+runRows {
 			if err := flush(); err != nil {
 				return 0, err
@@ -128,8 +132,10 @@ func (pw *partWriter) acceptNodeRows(a int, recs []nodeRec, rows []byte) (int64,
 	return off, flush()
 }
 
-// acceptEdges keeps the arriving edges and their data rows.
-func (pw *partWriter) acceptEdges(recs []edgeRec, rows []byte, arraysOf [][]int) error {
+// acceptEdges keeps the arriving edges and their data rows. Unless
+// counted (edges the rank kept, whose checksums pack counted on both
+// sides), their checksums are added to the received tally.
+func (pw *partWriter) acceptEdges(recs []edgeRec, rows []byte, arraysOf [][]int, counted bool) error {
 	d := pw.d
 	if pw.part < 0 && len(recs) > 0 {
 		return errorf("edge shuffle: rank %d received %d edges in a wave where it builds no partition", d.c.Rank(), len(recs))
@@ -152,17 +158,19 @@ func (pw *partWriter) acceptEdges(recs []edgeRec, rows []byte, arraysOf [][]int)
 		}
 		pw.arrivals[t]++
 		d.got.edges.n++
-		d.got.edges.ids.Add(edgeHash(r))
 		rb := d.edgeRow[t]
 		if off+rb > len(rows) {
 			return errorf("edge shuffle: %d data bytes arrived for more edges", len(rows))
 		}
 		pw.blobs[t] = append(pw.blobs[t], rows[off:off+rb]...)
-		at := off
-		for _, a := range arraysOf[t] {
-			n := d.edgeArrays[a].data.RowBytes()
-			d.got.edges.rows.Add(arrayRowHash(a, r.Key, rows[at:at+n]))
-			at += n
+		if !counted {
+			d.got.edges.ids.Add(edgeHash(r))
+			at := off
+			for _, a := range arraysOf[t] {
+				n := d.edgeArrays[a].data.RowBytes()
+				d.got.edges.rows.Add(arrayRowHash(a, r.Key, rows[at:at+n]))
+				at += n
+			}
 		}
 		off += rb
 	}

@@ -110,8 +110,9 @@ func (d *dispatcher) shuffleEdges(pw *partWriter, o *edgeOrder, first, last int)
 	recs, recvRecs, rows, recvRows := d.buf.erecs, d.buf.erecv, d.buf.rows, d.buf.recv
 	defer func() { d.buf.erecs, d.buf.erecv, d.buf.rows, d.buf.recv = recs, recvRecs, rows, recvRows }()
 	// pack fills recs and rows with the edges [lo, hi) in sending order,
-	// each destination's in turn.
-	pack := func(lo, hi int) {
+	// each destination's in turn. The checksums of edges the rank keeps
+	// are counted as sent and as received at once (they never move).
+	pack := func(lo, hi int, kept bool) {
 		clear(counts)
 		clear(byteCounts)
 		recs, rows = slices.Grow(recs[:0], plan.longest()), rows[:0]
@@ -128,11 +129,19 @@ func (d *dispatcher) shuffleEdges(pw *partWriter, o *edgeOrder, first, last int)
 				byteCounts[dst] += d.edgeRow[t]
 				recs = append(recs, rec)
 				d.sent.edges.n++
-				d.sent.edges.ids.Add(edgeHash(rec))
+				h := edgeHash(rec)
+				d.sent.edges.ids.Add(h)
+				if kept {
+					d.got.edges.ids.Add(h)
+				}
 				for _, ai := range arraysOf[t] {
 					row := d.edgeArrays[ai].data.Row(int64(k))
 					rows = append(rows, row...)
-					d.sent.edges.rows.Add(arrayRowHash(ai, rec.Key, row))
+					h := arrayRowHash(ai, rec.Key, row)
+					d.sent.edges.rows.Add(h)
+					if kept {
+						d.got.edges.rows.Add(h)
+					}
 				}
 			}
 		}
@@ -140,7 +149,7 @@ func (d *dispatcher) shuffleEdges(pw *partWriter, o *edgeOrder, first, last int)
 	}
 	for r := range plan.rounds {
 		lo, hi := chunkRange(plan.bounds, r)
-		pack(lo, hi)
+		pack(lo, hi, false)
 		err := d.comm("edges", func() (err error) {
 			if recvRecs, _, err = collective.AlltoallvInto(d.c, recs, counts, recvRecs); err != nil {
 				return err
@@ -154,14 +163,14 @@ func (d *dispatcher) shuffleEdges(pw *partWriter, o *edgeOrder, first, last int)
 		if err != nil {
 			return err
 		}
-		if err := pw.acceptEdges(recvRecs, recvRows, arraysOf); err != nil {
+		if err := pw.acceptEdges(recvRecs, recvRows, arraysOf, false); err != nil {
 			return err
 		}
 		d.o.progress("edges", int64(a+hi), int64(e.Len()))
 	}
 	for r := range len(plan.own) - 1 {
-		pack(plan.own[r], plan.own[r+1])
-		if err := pw.acceptEdges(recs, rows, arraysOf); err != nil {
+		pack(plan.own[r], plan.own[r+1], true)
+		if err := pw.acceptEdges(recs, rows, arraysOf, true); err != nil {
 			return err
 		}
 		d.o.progress("edges", int64(a+plan.own[r+1]), int64(e.Len()))

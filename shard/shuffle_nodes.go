@@ -68,8 +68,10 @@ func (d *dispatcher) shuffleNodes(pw *partWriter, order []int, gb []int, first i
 	recs, recvRecs, rows, recvRows := d.buf.nrecs, d.buf.nrecv, d.buf.rows, d.buf.recv
 	defer func() { d.buf.nrecs, d.buf.nrecv, d.buf.rows, d.buf.recv = recs, recvRecs, rows, recvRows }()
 	// pack fills recs and rows with the items [lo, hi) in sending order:
-	// records, then rows array by array, each destination's in turn.
-	pack := func(lo, hi int) {
+	// records, then rows array by array, each destination's in turn. Rows
+	// the rank keeps never move: their checksums are counted as sent and
+	// as received at once, not computed again on arrival.
+	pack := func(lo, hi int, kept bool) {
 		clear(counts)
 		clear(byteCounts)
 		recs, rows = slices.Grow(recs[:0], plan.longest()), slices.Grow(rows[:0], plan.heaviest)
@@ -92,7 +94,11 @@ func (d *dispatcher) shuffleNodes(pw *partWriter, order []int, gb []int, first i
 					if t := typeAt(base, x); t == arr.t {
 						row := arr.data.Row(int64(x - base[t]))
 						rows = append(rows, row...)
-						d.sent.nodes.rows.Add(arrayRowHash(ai, recs[r0+k].New, row))
+						h := arrayRowHash(ai, recs[r0+k].New, row)
+						d.sent.nodes.rows.Add(h)
+						if kept {
+							d.got.nodes.rows.Add(h)
+						}
 					}
 				}
 			}
@@ -101,7 +107,8 @@ func (d *dispatcher) shuffleNodes(pw *partWriter, order []int, gb []int, first i
 		d.res.NodeBytes += int64(16*len(recs) + len(rows))
 	}
 	for r := range plan.rounds {
-		pack(chunkRange(plan.bounds, r))
+		lo, hi := chunkRange(plan.bounds, r)
+		pack(lo, hi, false)
 		var recCounts, rowCounts []int
 		err = d.comm("nodes", func() (err error) {
 			if recvRecs, recCounts, err = collective.AlltoallvInto(d.c, recs, counts, recvRecs); err != nil {
@@ -116,17 +123,17 @@ func (d *dispatcher) shuffleNodes(pw *partWriter, order []int, gb []int, first i
 		if err := pw.acceptNodes(recvRecs); err != nil {
 			return err
 		}
-		if err := pw.acceptRound(recvRecs, recCounts, recvRows, rowCounts); err != nil {
+		if err := pw.acceptRound(recvRecs, recCounts, recvRows, rowCounts, false); err != nil {
 			return err
 		}
 		d.o.progress("nodes", int64(plan.bounds[min(r+1, len(plan.bounds)-1)]), int64(len(order)))
 	}
 	for r := range len(plan.own) - 1 {
-		pack(plan.own[r], plan.own[r+1])
+		pack(plan.own[r], plan.own[r+1], true)
 		if err := pw.acceptNodes(recs); err != nil {
 			return err
 		}
-		if err := pw.acceptRound(recs, counts, rows, byteCounts); err != nil {
+		if err := pw.acceptRound(recs, counts, rows, byteCounts, true); err != nil {
 			return err
 		}
 		d.o.progress("nodes", int64(plan.own[r+1]), int64(len(order)))
@@ -135,13 +142,14 @@ func (d *dispatcher) shuffleNodes(pw *partWriter, order []int, gb []int, first i
 }
 
 // acceptRound writes the rows that came in one round: from each source,
-// array by array, the rows of the records it sent.
-func (pw *partWriter) acceptRound(recs []nodeRec, recCounts []int, rows []byte, rowCounts []int) error {
+// array by array, the rows of the records it sent (counted: see
+// acceptNodeRows).
+func (pw *partWriter) acceptRound(recs []nodeRec, recCounts []int, rows []byte, rowCounts []int, counted bool) error {
 	var ri, bi int
 	for src, n := range recCounts {
 		from, seg := recs[ri:ri+n], rows[bi:bi+rowCounts[src]]
 		for a := range pw.d.nodeArrays {
-			took, err := pw.acceptNodeRows(a, from, seg)
+			took, err := pw.acceptNodeRows(a, from, seg, counted)
 			if err != nil {
 				return err
 			}
