@@ -33,6 +33,21 @@ func chunkBounds(n int, size func(k int) int, budget int) (bounds []int, heavies
 	return bounds, max(heaviest, acc)
 }
 
+// uniformSize returns the bytes of every item if items of kind t weigh
+// base + perKind[t] and all kinds weigh the same, else 0: planWave then
+// need not look up each item's kind.
+func uniformSize(base int, perKind []int) (fixed int) {
+	for i, v := range perKind {
+		if i > 0 && v != perKind[0] {
+			return 0
+		}
+	}
+	if len(perKind) == 0 {
+		return base
+	}
+	return base + perKind[0]
+}
+
 // agreeRounds returns the number of rounds every rank runs.
 func agreeRounds(c *collective.Comm, bounds []int) (int, error) {
 	r, err := collective.Max(c, int64(len(bounds)-1))
@@ -160,14 +175,21 @@ type wavePlan struct {
 
 // planWave plans a wave whose group g holds positions [gb[g], gb[g+1]),
 // the item at position p weighing size(p) bytes, in chunks of at most
-// budget bytes. It is collective.
-func planWave(c *collective.Comm, gb []int, size func(p int) int, budget int) (wavePlan, error) {
+// budget bytes. With fixed > 0 every item weighs fixed bytes and size is
+// not called. It is collective.
+func planWave(c *collective.Comm, gb []int, size func(p int) int, fixed, budget int) (wavePlan, error) {
 	st := newStaggered(gb, c.Rank())
 	remote := st.remote(c.Rank())
 	w := wavePlan{st: st}
+	sent := func(i int) int { return size(st.at(i)) }
+	kept := func(i int) int { return size(st.at(remote + i)) }
+	if fixed > 0 {
+		sent = func(int) int { return fixed }
+		kept = sent
+	}
 	var h1, h2 int
-	w.bounds, h1 = chunkBounds(remote, func(i int) int { return size(st.at(i)) }, budget)
-	w.own, h2 = chunkBounds(gb[len(gb)-1]-remote, func(i int) int { return size(st.at(remote + i)) }, budget)
+	w.bounds, h1 = chunkBounds(remote, sent, budget)
+	w.own, h2 = chunkBounds(gb[len(gb)-1]-remote, kept, budget)
 	w.heaviest = max(h1, h2)
 	for i := range w.own {
 		w.own[i] += remote

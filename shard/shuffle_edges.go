@@ -98,7 +98,7 @@ func (d *dispatcher) shuffleEdges(pw *partWriter, o *edgeOrder, first, last int)
 	e := d.g.Edges
 	a := o.bounds[first]
 	gb := waveGroups(o.bounds, first, last)
-	plan, err := planWave(d.c, gb, func(p int) int { return 24 + d.edgeRow[e.TypeOf(o.at(a+p))] }, d.o.budget)
+	plan, err := planWave(d.c, gb, func(p int) int { return 24 + d.edgeRow[e.TypeOf(o.at(a+p))] }, uniformSize(24, d.edgeRow), d.o.budget)
 	if err != nil {
 		return err
 	}

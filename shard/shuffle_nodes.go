@@ -57,7 +57,7 @@ func (d *dispatcher) nodeOrder() ([]int, []int) {
 // its own rows.
 func (d *dispatcher) shuffleNodes(pw *partWriter, order []int, gb []int, first int) error {
 	base := d.nodeBase()
-	plan, err := planWave(d.c, gb, func(p int) int { return 16 + d.nodeRow[typeAt(base, order[p])] }, d.o.budget)
+	plan, err := planWave(d.c, gb, func(p int) int { return 16 + d.nodeRow[typeAt(base, order[p])] }, uniformSize(16, d.nodeRow), d.o.budget)
 	if err != nil {
 		return err
 	}
