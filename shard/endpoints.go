@@ -8,7 +8,8 @@ import (
 // Endpoint mapping: the new ID of a node lives on the rank holding the
 // node's even range, so each edge's endpoints are looked up there by
 // request/reply: the keys go to their owners in one all-to-all, each owner
-// answers from its newIDs, and the answers come back in a second one. The
+// answers from its newIDs, and the answers come back in a second one (a
+// rank answers the keys it holds itself without sending them). The
 // edges are taken in rounds of at most budget/16 edges (two 8-byte keys
 // each), every rank running the same number of rounds; the buffers of one
 // round are reused by the next.
@@ -99,9 +100,17 @@ func (d *dispatcher) lookupRound(src, dst []int64, b *lookupBufs) error {
 		b.pos[i] = int32(o)
 		b.counts[o]++
 	}
-	b.next[0] = 0
-	for j := 1; j < d.P; j++ {
-		b.next[j] = b.next[j-1] + b.counts[j-1]
+	// The keys go to their owners in rank order, except this rank's own,
+	// which are answered here after the others: flat holds them last.
+	me := d.c.Rank()
+	b.next[me] = n - b.counts[me]
+	b.counts[me] = 0
+	remote := 0
+	for j := range d.P {
+		if j != me {
+			b.next[j] = remote
+			remote += b.counts[j]
+		}
 	}
 	b.flat = grow(b.flat, n)
 	for i := range n {
@@ -113,7 +122,7 @@ func (d *dispatcher) lookupRound(src, dst []int64, b *lookupBufs) error {
 	var asked []int64
 	var askedCounts []int
 	err := d.comm("endpoints", func() (err error) {
-		asked, askedCounts, err = collective.AlltoallvInto(d.c, b.flat, b.counts, b.asked)
+		asked, askedCounts, err = collective.AlltoallvInto(d.c, b.flat[:remote], b.counts, b.asked)
 		return err
 	})
 	if err != nil {
@@ -121,6 +130,9 @@ func (d *dispatcher) lookupRound(src, dst []int64, b *lookupBufs) error {
 	}
 	b.asked = asked
 	if err := d.answer(asked); err != nil {
+		return err
+	}
+	if err := d.answer(b.flat[remote:n]); err != nil {
 		return err
 	}
 	var got []int64
@@ -132,11 +144,17 @@ func (d *dispatcher) lookupRound(src, dst []int64, b *lookupBufs) error {
 		return err
 	}
 	b.got = got
+	answerOf := func(p int32) int64 {
+		if int(p) < remote {
+			return got[p]
+		}
+		return b.flat[p]
+	}
 	for i := range src {
-		src[i] = got[b.pos[i]]
+		src[i] = answerOf(b.pos[i])
 	}
 	for i := range dst {
-		dst[i] = got[b.pos[len(src)+i]]
+		dst[i] = answerOf(b.pos[len(src)+i])
 	}
 	return nil
 }
