@@ -2,7 +2,6 @@ package graph
 
 import (
 	"fmt"
-	"sort"
 )
 
 // Book maps IDs to owners by contiguous ranges: owner p holds
@@ -49,6 +48,17 @@ func (b Book) Owner(id int64) int {
 	if id < b.Bounds[0] || id >= b.Total() {
 		panic(fmt.Sprintf("graph: ID %d outside the book's range [%d,%d)", id, b.Bounds[0], b.Total()))
 	}
-	// The first bound above id, minus one; empty ranges are skipped.
-	return sort.Search(len(b.Bounds), func(i int) bool { return b.Bounds[i] > id }) - 1
+	// The first bound above id, minus one; empty ranges are skipped. (A
+	// plain binary search, not sort.Search's closure: hot loops call this
+	// once per edge.)
+	lo, hi := 1, len(b.Bounds)-1 // Bounds[hi] > id
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if b.Bounds[m] > id {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	return lo - 1
 }

@@ -1,6 +1,9 @@
 package graph
 
-import "testing"
+import (
+	"sort"
+	"testing"
+)
 
 func TestEvenBookOwners(t *testing.T) {
 	b := EvenBook(10, 4) // 3 3 2 2
@@ -16,6 +19,18 @@ func TestEvenBookOwners(t *testing.T) {
 	e := BookFromCounts([]int64{2, 0, 0, 3})
 	if e.Owner(1) != 0 || e.Owner(2) != 3 {
 		t.Errorf("empty ranges not skipped: %v", e.Bounds)
+	}
+}
+
+// TestBookOwnerSearch checks Owner against sort.Search, with empty ranges
+// at the start, in the middle and at the end.
+func TestBookOwnerSearch(t *testing.T) {
+	b := Book{Bounds: []int64{0, 0, 5, 5, 9, 20, 20, 21, 21}}
+	for id := int64(0); id < b.Total(); id++ {
+		want := sort.Search(len(b.Bounds), func(i int) bool { return b.Bounds[i] > id }) - 1
+		if got := b.Owner(id); got != want {
+			t.Errorf("Owner(%d) = %d, want %d", id, got, want)
+		}
 	}
 }
 

@@ -3,7 +3,6 @@ package shard
 import (
 	"math/rand/v2"
 	"slices"
-	"sort"
 	"testing"
 )
 
@@ -148,18 +147,6 @@ func TestSortEdgesArrivalOrders(t *testing.T) {
 					t.Fatalf("%s: row position %d did not follow its edge", name, i)
 				}
 			}
-		}
-	}
-}
-
-// TestPartOf checks the partition search against sort.Search, with empty
-// partitions and IDs past the last range.
-func TestPartOf(t *testing.T) {
-	start := []int64{0, 5, 5, 9, 20, 20, 21}
-	for v := int64(-1); v <= 22; v++ {
-		want := sort.Search(len(start)-1, func(p int) bool { return start[p+1] > v })
-		if got := partOf(start, v); got != want {
-			t.Errorf("partOf(%d) = %d, want %d", v, got, want)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"gnnrun/collective"
+	"gnnrun/graph"
 	"gnnrun/rank"
 )
 
@@ -43,8 +44,9 @@ func (d *dispatcher) mapEndpoints() error {
 	d.res.LookupRounds = int(rounds)
 	d.epart = make([]int32, n)
 	local := make([]int64, d.K*d.E)
+	parts := graph.Book{Bounds: d.partStart}
 	for i, v := range e.Dst {
-		p := partOf(d.partStart, v)
+		p := parts.Owner(v)
 		d.epart[i] = int32(p)
 		local[p*d.E+int(e.TypeOf(i))]++
 	}
@@ -65,22 +67,6 @@ func (d *dispatcher) mapEndpoints() error {
 	}
 	d.book = NewBook(d.nodeCounts, d.edgeCounts)
 	return nil
-}
-
-// partOf returns the partition whose new-ID range [start[p], start[p+1])
-// holds v (a binary search without sort.Search's closure: it runs once per
-// edge).
-func partOf(start []int64, v int64) int {
-	lo, hi := 0, len(start)-1
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if start[m+1] > v {
-			hi = m
-		} else {
-			lo = m + 1
-		}
-	}
-	return lo
 }
 
 // lookupRound maps the keys src and dst (homogeneous input IDs) to new IDs
