@@ -201,6 +201,22 @@ func work(c *collective.Comm, o workerOptions) error {
 	return nil
 }
 
+// onSlowest runs fn on every rank at once, after a barrier, and returns
+// its wall time on the slowest rank. An error on any rank is returned on
+// all of them. It is collective.
+func onSlowest(c *collective.Comm, fn func() error) (float64, error) {
+	if err := c.Barrier(); err != nil {
+		return 0, err
+	}
+	t0 := time.Now()
+	err := fn()
+	dt := time.Since(t0).Seconds()
+	if err := collective.Agree(c, err); err != nil {
+		return 0, err
+	}
+	return collective.Max(c, dt)
+}
+
 // rawPerPeer is the message size of the raw all-to-all.
 const rawPerPeer = 16 << 20
 
@@ -221,14 +237,7 @@ func rawAlltoall(c *collective.Comm) (float64, error) {
 	}
 	best := 0.0
 	for range 6 {
-		if err := c.Barrier(); err != nil {
-			return 0, err
-		}
-		t0 := time.Now()
-		if err := c.Comm.Alltoallv(send, recv); err != nil {
-			return 0, err
-		}
-		dt, err := collective.Max(c, time.Since(t0).Seconds())
+		dt, err := onSlowest(c, func() error { return c.Comm.Alltoallv(send, recv) })
 		if err != nil {
 			return 0, err
 		}
@@ -248,11 +257,7 @@ func rawWrite(c *collective.Comm, dir string, n int64) (float64, error) {
 	}
 	path := filepath.Join(dir, fmt.Sprintf(".rawwrite.%d", c.Rank()))
 	defer os.Remove(path)
-	if err := c.Barrier(); err != nil {
-		return 0, err
-	}
-	t0 := time.Now()
-	err := func() error {
+	dt, err := onSlowest(c, func() error {
 		f, err := os.Create(path)
 		if err != nil {
 			return err
@@ -264,11 +269,7 @@ func rawWrite(c *collective.Comm, dir string, n int64) (float64, error) {
 			}
 		}
 		return f.Close()
-	}()
-	if err = collective.Agree(c, err); err != nil {
-		return 0, err
-	}
-	dt, err := collective.Max(c, time.Since(t0).Seconds())
+	})
 	if err != nil {
 		return 0, err
 	}
@@ -295,17 +296,16 @@ func plainShuffle(c *collective.Comm, dir string, n int64, budget int) (perRank,
 	send, recv := make([][]byte, p), make([][]byte, p)
 	path := filepath.Join(dir, fmt.Sprintf(".plainshuffle.%d", me))
 	defer os.Remove(path)
-	if err := c.Barrier(); err != nil {
-		return 0, 0, err
-	}
-	t0 := time.Now()
 	var sent int64
-	err = func() error {
+	dt, err := onSlowest(c, func() error {
 		f, err := os.Create(path)
-		if err != nil {
-			return err
+		// A rank whose file fails goes on with the all-to-alls, so the
+		// others do not wait for it, and reports the error at the end.
+		write := func(b []byte) {
+			if err == nil {
+				_, err = f.Write(b)
+			}
 		}
-		defer f.Close()
 		for off := int64(0); off < n; off += round {
 			m := min(round, n-off)
 			share := m / int64(p)
@@ -321,24 +321,21 @@ func plainShuffle(c *collective.Comm, dir string, n int64, budget int) (perRank,
 			}
 			sent += share * int64(p-1)
 			for j := range p {
-				b := recv[j]
 				if j == me {
-					b = sbuf[int64(j)*share : int64(j+1)*share]
-				}
-				if _, err := f.Write(b); err != nil {
-					return err
+					write(sbuf[int64(j)*share : int64(j+1)*share])
+				} else {
+					write(recv[j])
 				}
 			}
-			if _, err := f.Write(sbuf[share*int64(p) : m]); err != nil { // the round's remainder stays
-				return err
+			write(sbuf[share*int64(p) : m]) // the round's remainder stays
+		}
+		if f != nil {
+			if cerr := f.Close(); err == nil {
+				err = cerr
 			}
 		}
-		return f.Close()
-	}()
-	if err = collective.Agree(c, err); err != nil {
-		return 0, 0, err
-	}
-	dt, err := collective.Max(c, time.Since(t0).Seconds())
+		return err
+	})
 	if err != nil {
 		return 0, 0, err
 	}
@@ -481,18 +478,16 @@ func timePull(c *collective.Comm, s *shard.Store, ids []int64) (float64, error) 
 	}
 	best := 0.0
 	for range 3 {
-		if err := c.Barrier(); err != nil {
-			return 0, err
-		}
-		t0 := time.Now()
-		const batch = 1 << 16
-		for lo := 0; lo < len(ids); lo += batch {
-			hi := min(lo+batch, len(ids))
-			if err := s.PullInto(out[lo*rb:hi*rb], ids[lo:hi]); err != nil {
-				return 0, err
+		dt, err := onSlowest(c, func() error {
+			const batch = 1 << 16
+			for lo := 0; lo < len(ids); lo += batch {
+				hi := min(lo+batch, len(ids))
+				if err := s.PullInto(out[lo*rb:hi*rb], ids[lo:hi]); err != nil {
+					return err
+				}
 			}
-		}
-		dt, err := collective.Max(c, time.Since(t0).Seconds())
+			return nil
+		})
 		if err != nil {
 			return 0, err
 		}
@@ -511,15 +506,13 @@ func memcpyGather(c *collective.Comm, data []byte, rb int, ids []int64, lo int64
 	}
 	best := 0.0
 	for range 3 {
-		if err := c.Barrier(); err != nil {
-			return 0, err
-		}
-		t0 := time.Now()
-		for i, id := range ids {
-			r := int(id - lo)
-			copy(dst[i*rb:(i+1)*rb], data[r*rb:(r+1)*rb])
-		}
-		dt, err := collective.Max(c, time.Since(t0).Seconds())
+		dt, err := onSlowest(c, func() error {
+			for i, id := range ids {
+				r := int(id - lo)
+				copy(dst[i*rb:(i+1)*rb], data[r*rb:(r+1)*rb])
+			}
+			return nil
+		})
 		if err != nil {
 			return 0, err
 		}
