@@ -1,0 +1,240 @@
+package sampler
+
+import (
+	"slices"
+	"sort"
+)
+
+// The draws of one destination node's in-edges of one type, as a pure
+// function of a stream: which positions of the node's range [0, n) are
+// sampled. Which draw decides what is fixed here, and it is the same
+// wherever the node is sampled (its own rank, a remote owner, an RMA
+// reader, later a GPU kernel), so the batch is the same whatever did it.
+// The chosen positions come out ascending (duplicates adjacent when drawn
+// with replacement), which is the order of the node's in-edges in the
+// partition's CSC: by edge ID.
+
+// drawer gives draw i of a stream. Stream is the only one outside tests;
+// the statistical tests substitute a deliberately biased one to show they
+// would notice.
+type drawer interface{ Uint64(i uint32) uint64 }
+
+// chooser holds the scratch memory of choices, reused node after node.
+type chooser struct {
+	set   []int64   // Floyd's chosen indices
+	bits  []uint64  // Floyd's membership bitmap, when the set is large
+	cand  []int64   // candidate positions of a weighted draw
+	cum   []float64 // their cumulative weights
+	keyed keyHeap   // the k smallest keys of a weighted draw
+}
+
+// floydBitmapFrom is the fanout above which Floyd's algorithm tests
+// membership in a bitmap instead of scanning its set: a scan of 64 int64s
+// costs about as much as clearing the bitmap's touched words.
+const floydBitmapFrom = 64
+
+// choose appends to out the positions drawn from [0, n) minus skip (sorted,
+// distinct positions excluded from the draw): fanout of them (all when
+// fanout < 0 or, without replacement, when there are no more candidates),
+// with or without replacement, uniformly or, when w is not nil, with
+// probability proportional to w[position] (positions of weight 0 are
+// never drawn).
+func (c *chooser) choose(d drawer, n int64, fanout int, replace bool, w []float64, skip []int64, out []int64) []int64 {
+	if w != nil {
+		return c.chooseWeighted(d, n, fanout, replace, w, skip, out)
+	}
+	m := n - int64(len(skip))
+	switch {
+	case m <= 0:
+		return out
+	case fanout < 0 || (!replace && int64(fanout) >= m):
+		return appendRange(out, 0, m, skip)
+	case replace:
+		start := len(out)
+		for i := range fanout {
+			out = append(out, int64(Below(d.Uint64(uint32(i)), uint64(m))))
+		}
+		slices.Sort(out[start:])
+		mapSkipped(out[start:], skip)
+		return out
+	}
+	start := len(out)
+	out = append(out, c.floyd(d, m, fanout)...)
+	mapSkipped(out[start:], skip)
+	return out
+}
+
+// floyd returns k distinct indices of [0, m), ascending, uniformly among
+// all k-subsets, with k draws (Floyd's algorithm: for j = m-k .. m-1 draw
+// t in [0, j]; take t, or j when t is taken already). Draw i decides the
+// index taken at j = m-k+i.
+func (c *chooser) floyd(d drawer, m int64, k int) []int64 {
+	c.set = c.set[:0]
+	useBits := k > floydBitmapFrom
+	if useBits {
+		words := int((m + 63) / 64)
+		if len(c.bits) < words {
+			c.bits = make([]uint64, words)
+		}
+	}
+	has := func(x int64) bool {
+		if useBits {
+			return c.bits[x>>6]&(1<<(x&63)) != 0
+		}
+		return slices.Contains(c.set, x)
+	}
+	for i := range k {
+		j := m - int64(k) + int64(i)
+		t := int64(Below(d.Uint64(uint32(i)), uint64(j+1)))
+		if has(t) {
+			t = j
+		}
+		c.set = append(c.set, t)
+		if useBits {
+			c.bits[t>>6] |= 1 << (t & 63)
+		}
+	}
+	if useBits {
+		for _, x := range c.set {
+			c.bits[x>>6] = 0
+		}
+	}
+	slices.Sort(c.set)
+	return c.set
+}
+
+// appendRange appends the candidates [0, m) of a range with skip removed,
+// as positions.
+func appendRange(out []int64, lo, m int64, skip []int64) []int64 {
+	start := len(out)
+	for i := lo; i < m; i++ {
+		out = append(out, i)
+	}
+	mapSkipped(out[start:], skip)
+	return out
+}
+
+// mapSkipped turns ascending candidate indices into positions of the range
+// that skip (sorted) was removed from: candidate i is the i-th position not
+// in skip.
+func mapSkipped(idx []int64, skip []int64) {
+	s := 0
+	for k, i := range idx {
+		// The position is i plus the skipped positions at or below it.
+		for s < len(skip) && skip[s] <= i+int64(s) {
+			s++
+		}
+		idx[k] = i + int64(s)
+	}
+}
+
+// chooseWeighted is choose with weights. Without replacement it draws the
+// fanout candidates of smallest Exp(1)/w (Efraimidis and Spirakis' weighted
+// reservoir: the same law as drawing one at a time in proportion to the
+// weights left), draw p deciding the key of position p; with replacement,
+// draw i picks the candidate whose cumulative weight interval holds
+// Unit*total.
+func (c *chooser) chooseWeighted(d drawer, n int64, fanout int, replace bool, w []float64, skip []int64, out []int64) []int64 {
+	c.cand = c.cand[:0]
+	s := 0
+	for p := range n {
+		if s < len(skip) && skip[s] == p {
+			s++
+			continue
+		}
+		if w[p] > 0 {
+			c.cand = append(c.cand, p)
+		}
+	}
+	m := len(c.cand)
+	switch {
+	case m == 0:
+		return out
+	case fanout < 0 || (!replace && fanout >= m):
+		return append(out, c.cand...)
+	case replace:
+		return c.drawCumulative(d, fanout, w, out)
+	}
+	c.keyed = c.keyed[:0]
+	for _, p := range c.cand {
+		k := keyedPos{key: Exp(d.Uint64(uint32(p))) / w[p], pos: p}
+		if len(c.keyed) < fanout {
+			c.keyed.push(k)
+		} else if k.less(c.keyed[0]) {
+			c.keyed[0] = k
+			c.keyed.down(0)
+		}
+	}
+	start := len(out)
+	for _, k := range c.keyed {
+		out = append(out, k.pos)
+	}
+	slices.Sort(out[start:])
+	return out
+}
+
+// drawCumulative draws fanout candidates with replacement in proportion to
+// their weights.
+func (c *chooser) drawCumulative(d drawer, fanout int, w []float64, out []int64) []int64 {
+	c.cum = c.cum[:0]
+	total := 0.0
+	for _, p := range c.cand {
+		total += w[p]
+		c.cum = append(c.cum, total)
+	}
+	start := len(out)
+	for i := range fanout {
+		u := Unit(d.Uint64(uint32(i))) * total
+		j := sort.SearchFloat64s(c.cum, u) // first cumulative weight >= u
+		out = append(out, c.cand[min(j, len(c.cand)-1)])
+	}
+	slices.Sort(out[start:])
+	return out
+}
+
+// keyedPos is a candidate with its reservoir key.
+type keyedPos struct {
+	key float64
+	pos int64
+}
+
+// less orders by key, then position (ties of 53-bit keys are all but
+// impossible, but the order must not depend on the heap's history).
+func (a keyedPos) less(b keyedPos) bool {
+	return a.key < b.key || (a.key == b.key && a.pos < b.pos)
+}
+
+// keyHeap is a max-heap of keyed positions: its root is the largest of the
+// k smallest keys seen. (Typed, not container/heap, which boxes every
+// pushed element.)
+type keyHeap []keyedPos
+
+func (h *keyHeap) push(k keyedPos) {
+	*h = append(*h, k)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		up := (i - 1) / 2
+		if !s[up].less(s[i]) {
+			break
+		}
+		s[up], s[i] = s[i], s[up]
+		i = up
+	}
+}
+
+// down restores the heap below i after s[i] got smaller.
+func (h keyHeap) down(i int) {
+	for {
+		big := i
+		for _, ch := range [2]int{2*i + 1, 2*i + 2} {
+			if ch < len(h) && h[big].less(h[ch]) {
+				big = ch
+			}
+		}
+		if big == i {
+			return
+		}
+		h[i], h[big] = h[big], h[i]
+		i = big
+	}
+}

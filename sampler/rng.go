@@ -1,0 +1,113 @@
+package sampler
+
+import (
+	"math"
+	"math/bits"
+
+	"gnnrun/graph"
+)
+
+// Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2,
+// 3", SC'11): a counter-based generator, a pure function of a 128-bit
+// counter and a 64-bit key. Every draw of the sampler is the output of one
+// counter under one key, so a draw depends only on what it is for — never
+// on which rank, thread or arrival order computed it — and a CUDA kernel
+// computing the same counters draws the same numbers. Ten rounds of two
+// 32x32->64 multiplies: about 10 ns a call on this machine's cores, and
+// each call gives two 64-bit draws.
+const (
+	philoxM0 = 0xD2511F53
+	philoxM1 = 0xCD9E8D57
+	philoxW0 = 0x9E3779B9 // golden ratio
+	philoxW1 = 0xBB67AE85 // sqrt(3) - 1
+)
+
+// philox returns Philox4x32-10 of counter c under key k.
+func philox(c [4]uint32, k [2]uint32) [4]uint32 {
+	for i := 0; i < 10; i++ {
+		if i > 0 {
+			k[0] += philoxW0
+			k[1] += philoxW1
+		}
+		hi0, lo0 := bits.Mul32(philoxM0, c[0])
+		hi1, lo1 := bits.Mul32(philoxM1, c[2])
+		c = [4]uint32{hi1 ^ c[1] ^ k[0], lo1, hi0 ^ c[3] ^ k[1], lo0}
+	}
+	return c
+}
+
+// Purpose separates the streams of draws made for different things, so a
+// neighbour draw never reuses the numbers of a shuffle or a negative.
+type Purpose uint32
+
+// The purposes of draws.
+const (
+	ForNeighbors Purpose = iota // draws of a node's in-edges at one layer
+	ForShuffle                  // the epoch's shuffle of a partition's training items
+	ForNegatives                // negative destinations of one positive edge
+)
+
+// Key is the Philox key of one mini-batch: it mixes the run's seed, the
+// epoch and the batch's global number. Shuffles, which belong to an epoch
+// and not to a batch, use batch -1.
+type Key [2]uint32
+
+// BatchKey returns the key of batch number batch of epoch under seed.
+func BatchKey(seed uint64, epoch int, batch int64) Key {
+	h := graph.Mix(seed, uint64(epoch), uint64(batch))
+	return Key{uint32(h), uint32(h >> 32)}
+}
+
+// Stream is the sequence of draws a key gives for one purpose, lane and
+// subject (a node ID, a partition, a positive edge's index): draw i is a
+// pure function of (key, purpose, lane, subject, i).
+type Stream struct {
+	key Key
+	ctr [4]uint32 // ctr[0] is set per call
+}
+
+// NewStream returns the stream of draws for purpose in lane about subject,
+// under key. A lane is 24 bits the purpose divides as it needs (neighbour
+// draws: the layer and the edge type, see Lane).
+func NewStream(key Key, p Purpose, lane uint32, subject int64) Stream {
+	return Stream{key: key, ctr: [4]uint32{0, uint32(p)<<24 | lane&0xffffff, uint32(subject), uint32(uint64(subject) >> 32)}}
+}
+
+// Lane returns the lane of neighbour draws at layer (hop, 0 nearest the
+// seeds) over the in-edges of edge type etype.
+func Lane(layer, etype int) uint32 { return uint32(layer)<<16 | uint32(etype)&0xffff }
+
+// Uint64 returns draw i of the stream: one Philox call gives draws 2j and
+// 2j+1 (a caller wanting both pays once with Pair).
+func (s Stream) Uint64(i uint32) uint64 {
+	a, b := s.Pair(i >> 1)
+	if i&1 == 0 {
+		return a
+	}
+	return b
+}
+
+// Pair returns draws 2j and 2j+1 of the stream.
+func (s Stream) Pair(j uint32) (uint64, uint64) {
+	c := s.ctr
+	c[0] = j
+	o := philox(c, s.key)
+	return uint64(o[0]) | uint64(o[1])<<32, uint64(o[2]) | uint64(o[3])<<32
+}
+
+// Below maps a 64-bit draw to [0, n) by the high word of u*n (Lemire): no
+// division, and a bias below n/2^64, far under anything a test over fewer
+// than 2^40 draws can see.
+func Below(u uint64, n uint64) uint64 {
+	hi, _ := bits.Mul64(u, n)
+	return hi
+}
+
+// Unit maps a 64-bit draw to (0, 1], 53 bits of it: never 0, so its
+// logarithm is finite.
+func Unit(u uint64) float64 {
+	return float64(u>>11+1) * (1.0 / (1 << 53))
+}
+
+// Exp maps a 64-bit draw to an exponential variate of rate 1.
+func Exp(u uint64) float64 { return -math.Log(Unit(u)) }

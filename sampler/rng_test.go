@@ -1,0 +1,61 @@
+package sampler
+
+import "testing"
+
+// The known answers of Random123's kat_vectors for philox4x32 10
+// (counter, key, output).
+func TestPhiloxKnownAnswers(t *testing.T) {
+	cases := []struct {
+		ctr  [4]uint32
+		key  [2]uint32
+		want [4]uint32
+	}{
+		{[4]uint32{0, 0, 0, 0}, [2]uint32{0, 0}, [4]uint32{0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}},
+		{[4]uint32{0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff}, [2]uint32{0xffffffff, 0xffffffff}, [4]uint32{0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}},
+		{[4]uint32{0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}, [2]uint32{0xa4093822, 0x299f31d0}, [4]uint32{0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}},
+	}
+	for _, c := range cases {
+		if got := philox(c.ctr, c.key); got != c.want {
+			t.Errorf("philox(%08x, %08x) = %08x, want %08x", c.ctr, c.key, got, c.want)
+		}
+	}
+}
+
+// Draws differ across every field that keys them, and repeat exactly for
+// the same fields.
+func TestStreamKeying(t *testing.T) {
+	k := BatchKey(7, 1, 42)
+	base := NewStream(k, ForNeighbors, Lane(0, 0), 1000).Uint64(3)
+	if again := NewStream(BatchKey(7, 1, 42), ForNeighbors, Lane(0, 0), 1000).Uint64(3); again != base {
+		t.Fatalf("same fields gave %x and %x", base, again)
+	}
+	others := map[string]uint64{
+		"seed":    NewStream(BatchKey(8, 1, 42), ForNeighbors, Lane(0, 0), 1000).Uint64(3),
+		"epoch":   NewStream(BatchKey(7, 2, 42), ForNeighbors, Lane(0, 0), 1000).Uint64(3),
+		"batch":   NewStream(BatchKey(7, 1, 43), ForNeighbors, Lane(0, 0), 1000).Uint64(3),
+		"purpose": NewStream(k, ForNegatives, Lane(0, 0), 1000).Uint64(3),
+		"layer":   NewStream(k, ForNeighbors, Lane(1, 0), 1000).Uint64(3),
+		"etype":   NewStream(k, ForNeighbors, Lane(0, 1), 1000).Uint64(3),
+		"node":    NewStream(k, ForNeighbors, Lane(0, 0), 1001).Uint64(3),
+		"high ID": NewStream(k, ForNeighbors, Lane(0, 0), 1000+1<<32).Uint64(3),
+		"draw":    NewStream(k, ForNeighbors, Lane(0, 0), 1000).Uint64(2),
+	}
+	for field, v := range others {
+		if v == base {
+			t.Errorf("changing the %s did not change the draw", field)
+		}
+	}
+}
+
+func TestBelowAndUnit(t *testing.T) {
+	for _, n := range []uint64{1, 2, 3, 1000, 1 << 40} {
+		for _, u := range []uint64{0, 1, 1 << 63, ^uint64(0)} {
+			if b := Below(u, n); b >= n {
+				t.Errorf("Below(%x, %d) = %d", u, n, b)
+			}
+		}
+	}
+	if Unit(0) <= 0 || Unit(^uint64(0)) != 1 {
+		t.Errorf("Unit range: %v .. %v, want (0, 1]", Unit(0), Unit(^uint64(0)))
+	}
+}
