@@ -106,7 +106,7 @@ func BenchmarkPull(b *testing.B) {
 		b.Run(mode.name, func(b *testing.B) {
 			var secs float64 // rank 0's time in the pulls, without the setup
 			err := worldErr(2, func(c *collective.Comm) error {
-				p, err := Open(c, out, c.Rank())
+				p, err := Serve(c, out)
 				if err != nil {
 					return err
 				}

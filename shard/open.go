@@ -148,14 +148,8 @@ func LoadConfig(c *collective.Comm, dir string) (string, *Config, error) {
 // /dev/shm by the first rank of the host that opens it, the others waiting
 // on the node-local communicator; the files are unlinked as soon as every
 // rank mapped them, so nothing is left behind even if the job dies. It is
-// collective over c.
+// collective over c. (Serve opens the partitions of any rank count.)
 func Open(c *collective.Comm, dir string, part int, opts ...OpenOption) (*Partition, error) {
-	o := openOptions{shm: "/dev/shm"}
-	for _, opt := range opts {
-		if err := opt(&o); err != nil {
-			return nil, err
-		}
-	}
 	path, cfg, err := LoadConfig(c, dir)
 	if err != nil {
 		return nil, err
@@ -166,33 +160,71 @@ func Open(c *collective.Comm, dir string, part int, opts ...OpenOption) (*Partit
 	if err := collective.Agree(c, err); err != nil {
 		return nil, err
 	}
-	if cfg.Compression == "zstd" {
-		return openCompressed(c, path, cfg, part, o)
-	}
-	var p *Partition
+	var want []int
 	if part >= 0 {
-		p, err = loadPartition(path, cfg, part, func(rel string) (*graph.Tensor, mapping, error) {
-			return mapArray(resolve(path, rel))
-		})
+		want = []int{part}
 	}
+	ps, err := openParts(c, path, cfg, want, opts)
+	if err != nil {
+		return nil, err
+	}
+	if len(ps) == 0 {
+		return &Partition{ID: -1, Config: cfg, ConfigPath: path, Book: cfg.Book()}, nil
+	}
+	return ps[0], nil
+}
+
+// openParts opens partitions want (each in [0, K)) of the directory whose
+// config is at path on this rank. It is collective over c.
+func openParts(c *collective.Comm, path string, cfg *Config, want []int, opts []OpenOption) ([]*Partition, error) {
+	o := openOptions{shm: "/dev/shm"}
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Compression == "zstd" {
+		return openCompressed(c, path, cfg, want, o)
+	}
+	ps, err := loadPartitions(path, cfg, want, func(rel string) (*graph.Tensor, mapping, error) {
+		return mapArray(resolve(path, rel))
+	})
 	if err := collective.Agree(c, err); err != nil {
 		return nil, err
 	}
-	if p == nil {
-		p = &Partition{ID: -1, Config: cfg, ConfigPath: path, Book: cfg.Book()}
+	return ps, nil
+}
+
+// loadPartitions loads every partition of want with open, closing those
+// loaded when one fails.
+func loadPartitions(path string, cfg *Config, want []int, open func(rel string) (*graph.Tensor, mapping, error)) ([]*Partition, error) {
+	var ps []*Partition
+	for _, q := range want {
+		p, err := loadPartition(path, cfg, q, open)
+		if err != nil {
+			for _, p := range ps {
+				p.Close()
+			}
+			return nil, err
+		}
+		ps = append(ps, p)
 	}
-	return p, nil
+	return ps, nil
 }
 
 // openCompressed decompresses the partitions this host needs into shared
 // memory, once each, and maps them.
-func openCompressed(c *collective.Comm, path string, cfg *Config, part int, o openOptions) (*Partition, error) {
+func openCompressed(c *collective.Comm, path string, cfg *Config, want []int, o openOptions) ([]*Partition, error) {
 	node, err := c.SplitShared()
 	if err != nil {
 		return nil, err
 	}
 	defer node.Free()
-	wanted, err := collective.Allgather(node, int64(part))
+	mine := make([]int64, len(want))
+	for i, q := range want {
+		mine[i] = int64(q)
+	}
+	wanted, counts, err := collective.Allgatherv(node, mine)
 	if err != nil {
 		return nil, err
 	}
@@ -210,22 +242,24 @@ func openCompressed(c *collective.Comm, path string, cfg *Config, part int, o op
 			os.RemoveAll(shm)
 		}
 	}()
+	// The first rank of the host (in node rank order) wanting a partition
+	// decompresses it.
 	err = nil
-	for r, q := range wanted {
-		if r == node.Rank() && q >= 0 && firstIndex(wanted, q) == r {
-			err = decompressPartition(path, cfg, int(q), shm)
-			break
+	off := 0
+	for r, k := range counts {
+		for _, q := range wanted[off : off+k] {
+			if r == node.Rank() && err == nil && firstIndex(wanted, q) == off+slices.Index(wanted[off:off+k], q) {
+				err = decompressPartition(path, cfg, int(q), shm)
+			}
 		}
+		off += k
 	}
 	if err := collective.Agree(node, err); err != nil {
 		return nil, err
 	}
-	var p *Partition
-	if part >= 0 {
-		p, err = loadPartition(path, cfg, part, func(rel string) (*graph.Tensor, mapping, error) {
-			return mapArray(filepath.Join(shm, strings.TrimSuffix(filepath.FromSlash(rel), ".zst")))
-		})
-	}
+	ps, err := loadPartitions(path, cfg, want, func(rel string) (*graph.Tensor, mapping, error) {
+		return mapArray(filepath.Join(shm, strings.TrimSuffix(filepath.FromSlash(rel), ".zst")))
+	})
 	if err := collective.Agree(c, err); err != nil {
 		return nil, err
 	}
@@ -234,10 +268,7 @@ func openCompressed(c *collective.Comm, path string, cfg *Config, part int, o op
 	if err := node.Barrier(); err != nil {
 		return nil, err
 	}
-	if p == nil {
-		p = &Partition{ID: -1, Config: cfg, ConfigPath: path, Book: cfg.Book()}
-	}
-	return p, nil
+	return ps, nil
 }
 
 func firstIndex(s []int64, v int64) int {

@@ -70,23 +70,32 @@ type StoreStats struct {
 
 // Store serves the rows of one per-node array of a partitioned graph (a
 // feature, label or mask of one node type, or the original node IDs) by
-// global node ID, from every rank that opened a partition. A Store is used
+// global node ID, from every rank that serves partitions. A Store is used
 // by one goroutine at a time.
 type Store struct {
 	c        *collective.Comm
 	t        Transport
 	what     string
 	rowBytes int
-	data     []byte // this rank's rows
-	locate   func(id int64) (part int, row int64, err error)
-	// own is the range of IDs this rank serves itself (row = id - own[0]):
-	// the common case of a Pull, answered without a search.
-	own     [2]int64
-	server  []int // per partition, the rank this one reads it from
-	win     rank.Window
-	budget  int
-	stats   StoreStats
+	// own lists this rank's partitions' rows: the common case of a Pull,
+	// answered from memory.
+	own    []ownRows
+	locate func(id int64) (part int, row int64, err error)
+	served *Served
+	server []int         // per partition, the rank this one reads it from
+	wins   []rank.Window // per slot (see Served.Slot), over each rank's rows
+	budget int
+	stats  StoreStats
+	// local is per partition this rank's rows of it, or nil.
+	local   [][]byte
 	scratch pullScratch
+}
+
+// ownRows are the rows of the IDs [lo, hi) in one of this rank's
+// partitions, row id-lo at data[(id-lo)*rowBytes:].
+type ownRows struct {
+	lo, hi int64
+	data   []byte
 }
 
 // pullScratch holds the buffers of a Pull, reused by the next one so a
@@ -97,62 +106,66 @@ type pullScratch struct {
 	rows, asked  []int64
 	reply, got   []byte
 	counts, next []int
+	src, dst     [][]int64 // RMA: per (holder, slot), offsets there and here
 }
 
-// NewStore returns the store of node array name of node type ntype, over
-// the partitions the ranks of c opened (p.ID < 0: none; then only the
-// config is used). Every partition must be open on some rank; a rank reads
-// its own partition from memory and each other partition from one of the
-// ranks holding it. It is collective.
-func NewStore(c *collective.Comm, p *Partition, ntype, name string, t Transport, opts ...StoreOption) (*Store, error) {
-	ti := slices.Index(p.Config.NodeTypes, ntype)
+// NewStore returns the store of node array name of node type ntype over
+// the partitions s serves on each rank of c: a rank reads its partitions
+// from memory and each other partition from one of the ranks serving it.
+// It is collective.
+func NewStore(c *collective.Comm, s *Served, ntype, name string, t Transport, opts ...StoreOption) (*Store, error) {
+	ti := slices.Index(s.Config.NodeTypes, ntype)
 	var err error
-	var data []byte
 	dtype, shape := graph.InvalidDType, []int64(nil)
+	own := make([]ownRows, len(s.Parts))
 	switch {
 	case ti < 0:
-		err = errorf("store: no node type %q (types %v)", ntype, p.Config.NodeTypes)
-	case p.ID >= 0:
-		ten := p.NodeFeat(ntype, name)
-		if ten == nil {
-			err = errorf("store: partition %d has no node array %s/%s", p.ID, ntype, name)
-		} else {
-			data, dtype, shape = ten.Data, ten.DType, ten.RowShape()
+		err = errorf("store: no node type %q (types %v)", ntype, s.Config.NodeTypes)
+	default:
+		for k, p := range s.Parts {
+			ten := p.NodeFeat(ntype, name)
+			if ten == nil {
+				err = errorf("store: partition %d has no node array %s/%s", p.ID, ntype, name)
+				break
+			}
+			if k > 0 && (ten.DType != dtype || !slices.Equal(ten.RowShape(), shape)) {
+				err = errorf("store: node array %s/%s is %s%v in partition %d, %s%v in partition %d", ntype, name, ten.DType, ten.RowShape(), p.ID, dtype, shape, s.Parts[0].ID)
+				break
+			}
+			dtype, shape = ten.DType, ten.RowShape()
+			own[k].lo, own[k].hi = s.Book.TypeRange(p.ID, ti)
+			own[k].data = ten.Data
 		}
 	}
 	if err := collective.Agree(c, err); err != nil {
 		return nil, err
 	}
 	rb := dtype.Size()
-	for _, s := range shape {
-		rb *= int(s)
+	for _, d := range shape {
+		rb *= int(d)
 	}
-	book := p.Book
+	book := s.Book
 	locate := func(id int64) (int, int64, error) {
 		if id < 0 || id >= book.NumNodes() {
 			return 0, 0, errorf("store: node ID %d outside [0,%d)", id, book.NumNodes())
 		}
 		part, typ, row := book.TypeRow(id)
 		if typ != ti {
-			return 0, 0, errorf("store: node %d is of type %q; this store serves %s/%s", id, p.Config.NodeTypes[typ], ntype, name)
+			return 0, 0, errorf("store: node %d is of type %q; this store serves %s/%s", id, s.Config.NodeTypes[typ], ntype, name)
 		}
 		return part, row, nil
 	}
-	var own [2]int64
-	if p.ID >= 0 {
-		own[0], own[1] = book.TypeRange(p.ID, ti)
-	}
-	return newStore(c, p, fmt.Sprintf("%s/%s", ntype, name), data, rb, locate, own, t, opts)
+	return newStore(c, s, fmt.Sprintf("%s/%s", ntype, name), own, rb, locate, t, opts)
 }
 
 // NewOrigIDStore returns the store of the type-wise original ID (one int64
 // row) of every node, whatever its type. It is collective.
-func NewOrigIDStore(c *collective.Comm, p *Partition, t Transport, opts ...StoreOption) (*Store, error) {
-	var data []byte
-	if p.ID >= 0 {
-		data = graph.AsBytes(p.OrigNIDs)
+func NewOrigIDStore(c *collective.Comm, s *Served, t Transport, opts ...StoreOption) (*Store, error) {
+	own := make([]ownRows, len(s.Parts))
+	for k, p := range s.Parts {
+		own[k] = ownRows{lo: p.Lo, hi: p.Hi, data: graph.AsBytes(p.OrigNIDs)}
 	}
-	book := p.Book
+	book := s.Book
 	locate := func(id int64) (int, int64, error) {
 		if id < 0 || id >= book.NumNodes() {
 			return 0, 0, errorf("store: node ID %d outside [0,%d)", id, book.NumNodes())
@@ -160,14 +173,10 @@ func NewOrigIDStore(c *collective.Comm, p *Partition, t Transport, opts ...Store
 		part, local := book.Locate(id)
 		return part, local, nil
 	}
-	var own [2]int64
-	if p.ID >= 0 {
-		own[0], own[1] = p.Lo, p.Hi
-	}
-	return newStore(c, p, fileOrigNIDs, data, 8, locate, own, t, opts)
+	return newStore(c, s, fileOrigNIDs, own, 8, locate, t, opts)
 }
 
-func newStore(c *collective.Comm, p *Partition, what string, data []byte, rb int, locate func(int64) (int, int64, error), own [2]int64, t Transport, opts []StoreOption) (*Store, error) {
+func newStore(c *collective.Comm, s *Served, what string, own []ownRows, rb int, locate func(int64) (int, int64, error), t Transport, opts []StoreOption) (*Store, error) {
 	o := storeOptions{budget: 256 << 20}
 	for _, opt := range opts {
 		if err := opt(&o); err != nil {
@@ -177,42 +186,46 @@ func newStore(c *collective.Comm, p *Partition, what string, data []byte, rb int
 	if t != Alltoall && t != RMA {
 		return nil, fmt.Errorf("shard: unknown transport %d", int(t))
 	}
+	if s.Config.NumParts >= 1<<(63-rowKeyBits) {
+		return nil, errorf("store %s: %d partitions; a store serves at most %d", what, s.Config.NumParts, 1<<(63-rowKeyBits)-1)
+	}
 	dc, err := c.Dup()
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{c: dc, t: t, what: what, data: data, locate: locate, own: own, budget: o.budget}
-	if err := s.agreeLayout(p, rb); err != nil {
+	st := &Store{c: dc, t: t, what: what, own: own, locate: locate, served: s, budget: o.budget,
+		local: make([][]byte, s.Config.NumParts), server: make([]int, s.Config.NumParts)}
+	for k, p := range s.Parts {
+		st.local[p.ID] = own[k].data
+	}
+	for q := range st.server {
+		st.server[q] = s.Server(q)
+	}
+	if err := st.agreeRowBytes(rb); err != nil {
 		dc.Free()
 		return nil, err
 	}
 	if t == RMA {
-		if s.win, err = dc.CreateWindow(data); err != nil {
-			dc.Free()
-			return nil, err
-		}
-		if err := s.win.LockAll(); err != nil {
-			s.win.Free()
+		if err := st.openWindows(); err != nil {
+			st.closeWindows()
 			dc.Free()
 			return nil, err
 		}
 	}
-	return s, nil
+	return st, nil
 }
 
-// agreeLayout checks that every holder has rows of the same size, and
-// picks the rank each partition is read from.
-func (s *Store) agreeLayout(p *Partition, rb int) error {
-	me := s.c.Rank()
-	size := int64(-1)
-	if p.ID >= 0 {
-		size = int64(rb)
+// agreeRowBytes checks that every rank has rows of the same size.
+func (s *Store) agreeRowBytes(rb int) error {
+	size := int64(rb)
+	if len(s.own) == 0 {
+		size = -1 // serves nothing: takes the others' size
 	}
 	hi, err := collective.Max(s.c, size)
 	if err != nil {
 		return err
 	}
-	if p.ID < 0 {
+	if size < 0 {
 		size = hi
 	}
 	lo, err := collective.Min(s.c, size)
@@ -220,32 +233,46 @@ func (s *Store) agreeLayout(p *Partition, rb int) error {
 		return err
 	}
 	if lo != hi || hi < 0 {
-		return errorf("store %s: the ranks' rows differ in size (%d to %d bytes) or no rank opened a partition", s.what, lo, hi)
+		return errorf("store %s: the ranks' rows differ in size (%d to %d bytes) or no rank serves a partition", s.what, lo, hi)
 	}
 	s.rowBytes = int(hi)
-	held, err := collective.Allgather(s.c, int64(p.ID))
-	if err != nil {
-		return err
-	}
-	k := p.Config.NumParts
-	holders := make([][]int, k)
-	for r, q := range held {
-		if q >= 0 {
-			holders[q] = append(holders[q], r)
+	return nil
+}
+
+// openWindows exposes, in one window per slot, each rank's rows of its
+// partition in that slot (none where it serves fewer), and starts the
+// passive-target epoch of every window.
+func (s *Store) openWindows() error {
+	for slot := range s.served.Slots() {
+		var buf []byte
+		if slot < len(s.own) {
+			buf = s.own[slot].data
 		}
-	}
-	s.server = make([]int, k)
-	for q, hs := range holders {
-		switch {
-		case len(hs) == 0:
-			return errorf("store %s: partition %d is not open on any rank", s.what, q)
-		case slices.Contains(hs, me):
-			s.server[q] = me
-		default:
-			s.server[q] = hs[me%len(hs)]
+		w, err := s.c.CreateWindow(buf)
+		if err != nil {
+			return err
+		}
+		s.wins = append(s.wins, w)
+		if err := w.LockAll(); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// closeWindows ends the epochs and frees the windows; it is collective.
+func (s *Store) closeWindows() error {
+	var first error
+	for _, w := range s.wins {
+		if err := w.UnlockAll(); err != nil && first == nil {
+			first = err
+		}
+		if err := w.Free(); err != nil && first == nil {
+			first = err
+		}
+	}
+	s.wins = nil
+	return first
 }
 
 // RowBytes returns the bytes of one row.
@@ -269,6 +296,7 @@ func (s *Store) Pull(ids []int64) ([]byte, error) {
 type remote struct {
 	at     int // index in ids
 	server int
+	part   int
 	row    int64
 }
 
@@ -280,12 +308,15 @@ func (s *Store) PullInto(dst []byte, ids []int64) error {
 	me, rb := s.c.Rank(), int64(s.rowBytes)
 	rem := s.scratch.rem[:0]
 	var bad error
+next:
 	for i, id := range ids {
-		if id >= s.own[0] && id < s.own[1] {
-			row := id - s.own[0]
-			copy(dst[int64(i)*rb:int64(i+1)*rb], s.data[row*rb:(row+1)*rb])
-			s.stats.LocalRows++
-			continue
+		for _, o := range s.own {
+			if id >= o.lo && id < o.hi {
+				row := id - o.lo
+				copy(dst[int64(i)*rb:int64(i+1)*rb], o.data[row*rb:(row+1)*rb])
+				s.stats.LocalRows++
+				continue next
+			}
 		}
 		part, row, err := s.locate(id)
 		if err != nil {
@@ -294,11 +325,11 @@ func (s *Store) PullInto(dst []byte, ids []int64) error {
 		}
 		srv := s.server[part]
 		if srv == me {
-			copy(dst[int64(i)*rb:], s.data[row*rb:(row+1)*rb])
+			copy(dst[int64(i)*rb:], s.local[part][row*rb:(row+1)*rb])
 			s.stats.LocalRows++
 			continue
 		}
-		rem = append(rem, remote{at: i, server: srv, row: row})
+		rem = append(rem, remote{at: i, server: srv, part: part, row: row})
 	}
 	s.scratch.rem = rem
 	s.stats.Pulls++
@@ -313,18 +344,9 @@ func (s *Store) PullInto(dst []byte, ids []int64) error {
 	return s.pullAlltoall(dst, rem, bad)
 }
 
-// Close releases the store's window and communicator; it is collective.
+// Close releases the store's windows and communicator; it is collective.
 func (s *Store) Close() error {
-	var first error
-	if s.win != nil {
-		if err := s.win.UnlockAll(); err != nil {
-			first = err
-		}
-		if err := s.win.Free(); err != nil && first == nil {
-			first = err
-		}
-		s.win = nil
-	}
+	first := s.closeWindows()
 	if err := s.c.Free(); err != nil && first == nil {
 		first = err
 	}

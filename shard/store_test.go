@@ -14,26 +14,18 @@ import (
 	"gnnrun/collective"
 )
 
-// pullAll opens the partitions on p ranks (rank r opens partition r*K/p, or
-// none when K < p is not the point), pulls ids on every rank over both
-// transports, and checks the rows against the input's row of each node's
-// original ID.
+// pullAll serves the partitions on p ranks, pulls ids on every rank over
+// both transports, and checks the rows against the input's row of each
+// node's original ID.
 func pullAll(t *testing.T, p int, out string, in *inputGraph, ntype, name string, ids func(rank int, n int64) []int64, opts ...OpenOption) {
 	t.Helper()
 	world(t, p, func(c *collective.Comm) error {
-		_, cfg, err := LoadConfig(c, out)
-		if err != nil {
-			return err
-		}
-		part := c.Rank() * cfg.NumParts / c.Size()
-		if cfg.NumParts > c.Size() {
-			return fmt.Errorf("test needs K <= P")
-		}
-		pt, err := Open(c, out, part, opts...)
+		pt, err := Serve(c, out, opts...)
 		if err != nil {
 			return err
 		}
 		defer pt.Close()
+		cfg := pt.Config
 		// No deferred Close: it is collective, and a rank returning an
 		// error must not wait in it for ranks still pulling.
 		orig, err := NewOrigIDStore(c, pt, Alltoall, StoreBudget(1000))
@@ -70,7 +62,7 @@ func pullAll(t *testing.T, p int, out string, in *inputGraph, ntype, name string
 				return fmt.Errorf("rank %d: %s pull of %d rows of %s/%s differs from the input", c.Rank(), tr, len(mine), ntype, name)
 			}
 			st := s.Stats()
-			lo, hi := pt.Book.TypeRange(pt.ID, ti)
+			lo, hi := pt.Book.TypeRange(pt.Parts[0].ID, ti)
 			if c.Size() > 1 && len(mine) > 20 && hi-lo > 5 && (st.RemoteRows == 0 || st.LocalRows == 0) {
 				return fmt.Errorf("rank %d: %s pull was not mixed local/remote: %+v", c.Rank(), tr, st)
 			}
@@ -106,13 +98,15 @@ func TestStorePullMatchesInput(t *testing.T) {
 	for _, hetero := range []bool{false, true} {
 		g := genGraph(t, 7, hetero)
 		in := readInput(t, g)
-		for _, k := range []int{4, 2, 3} {
+		// Fewer ranks than partitions, as many, and several per partition.
+		for _, kp := range []struct{ k, ps []int }{{[]int{4}, []int{1, 2, 4, 8}}, {[]int{3}, []int{2, 6}}} {
+			k := kp.k[0]
 			out := filepath.Join(t.TempDir(), "parts")
 			dispatch(t, 2, g, writeAssignment(t, g, k, 5), out)
-			for _, nt := range in.m.NodeTypes {
-				for _, name := range []string{"feat"} {
-					t.Run(fmt.Sprintf("hetero=%v/K=%d/%s", hetero, k, nt), func(t *testing.T) {
-						pullAll(t, 4, out, in, nt, name, randomIDs(300))
+			for _, p := range kp.ps {
+				for _, nt := range in.m.NodeTypes {
+					t.Run(fmt.Sprintf("hetero=%v/K=%d/P=%d/%s", hetero, k, p, nt), func(t *testing.T) {
+						pullAll(t, p, out, in, nt, "feat", randomIDs(300))
 					})
 				}
 			}
@@ -141,11 +135,14 @@ func TestStoreCompressedShm(t *testing.T) {
 			t.Errorf("%s.zst does not decompress to %s", rel, rel)
 		}
 	}
-	shm := t.TempDir()
-	pullAll(t, 4, out, in, "user", "feat", randomIDs(200), ShmDir(shm))
-	left, _ := os.ReadDir(shm)
-	if len(left) != 0 {
-		t.Errorf("shared memory not released: %d entries left in %s", len(left), shm)
+	// Four ranks on two partitions, and one rank decompressing both.
+	for _, p := range []int{4, 1} {
+		shm := t.TempDir()
+		pullAll(t, p, out, in, "user", "feat", randomIDs(200), ShmDir(shm))
+		left, _ := os.ReadDir(shm)
+		if len(left) != 0 {
+			t.Errorf("P=%d: shared memory not released: %d entries left in %s", p, len(left), shm)
+		}
 	}
 }
 
@@ -155,7 +152,7 @@ func TestStoreBadIDs(t *testing.T) {
 	dispatch(t, 2, g, writeAssignment(t, g, 2, 3), out)
 	for _, tr := range []Transport{Alltoall, RMA} {
 		err := worldErr(2, func(c *collective.Comm) error {
-			pt, err := Open(c, out, c.Rank())
+			pt, err := Serve(c, out)
 			if err != nil {
 				return err
 			}
@@ -178,5 +175,43 @@ func TestStoreBadIDs(t *testing.T) {
 		if err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// Which rank serves which partition: every partition by at least one rank,
+// every rank something, runs of consecutive partitions, and the rank
+// counts that cannot serve refused with the ones that can named.
+func TestServedParts(t *testing.T) {
+	for _, k := range []int{1, 2, 3, 4, 7, 8} {
+		for p := 1; p <= 16; p++ {
+			err := CheckRanks(p, k)
+			if (err == nil) != (p <= k || p%k == 0) {
+				t.Fatalf("CheckRanks(%d, %d) = %v", p, k, err)
+			}
+			if err != nil {
+				continue
+			}
+			servers := make([]int, k)
+			for r := range p {
+				parts := ServedParts(r, p, k)
+				if len(parts) == 0 {
+					t.Fatalf("P=%d K=%d: rank %d serves nothing", p, k, r)
+				}
+				for i, q := range parts {
+					if i > 0 && q != parts[i-1]+1 {
+						t.Fatalf("P=%d K=%d: rank %d serves %v, not a run", p, k, r, parts)
+					}
+					servers[q]++
+				}
+			}
+			for q, n := range servers {
+				if want := max(1, p/k); n != want {
+					t.Fatalf("P=%d K=%d: partition %d has %d servers, want %d", p, k, q, n, want)
+				}
+			}
+		}
+	}
+	if err := CheckRanks(6, 4); err == nil || !strings.Contains(err.Error(), "run 4 or 8 ranks") {
+		t.Errorf("6 ranks over 4 partitions: %v", err)
 	}
 }

@@ -5,28 +5,39 @@ import (
 	"gnnrun/rank"
 )
 
-// pullRMA reads the remote rows with one-sided gets: for each holder, one
-// operation whose datatypes list every row's place at the holder and in
-// dst, so the ~4 µs an MPI_Get costs is paid per holder, not per row.
+// pullRMA reads the remote rows with one-sided gets: for each holder and
+// slot, one operation whose datatypes list every row's place at the holder
+// and in dst, so the ~4 µs an MPI_Get costs is paid per holder, not per
+// row.
 func (s *Store) pullRMA(dst []byte, rem []remote) error {
 	rb := int64(s.rowBytes)
-	n := s.c.Size()
-	src := make([][]int64, n)
-	at := make([][]int64, n)
-	for _, r := range rem {
-		src[r.server] = append(src[r.server], r.row*rb)
-		at[r.server] = append(at[r.server], int64(r.at)*rb)
+	slots := len(s.wins)
+	sc := &s.scratch
+	// Targets are (holder, slot) pairs, numbered holder*slots+slot.
+	n := s.c.Size() * slots
+	if len(sc.src) < n {
+		sc.src, sc.dst = make([][]int64, n), make([][]int64, n)
 	}
-	for t := range n {
-		if len(src[t]) == 0 {
+	for k := range n {
+		sc.src[k], sc.dst[k] = sc.src[k][:0], sc.dst[k][:0]
+	}
+	for _, r := range rem {
+		k := r.server*slots + s.served.Slot(r.part)
+		sc.src[k] = append(sc.src[k], r.row*rb)
+		sc.dst[k] = append(sc.dst[k], int64(r.at)*rb)
+	}
+	for k := range n {
+		if len(sc.src[k]) == 0 {
 			continue
 		}
-		if err := s.win.GetBlocks(dst, at[t], t, src[t], s.rowBytes); err != nil {
+		if err := s.wins[k%slots].GetBlocks(dst, sc.dst[k], k/slots, sc.src[k], s.rowBytes); err != nil {
 			return errorf("store %s: %v", s.what, err)
 		}
 	}
-	if err := s.win.FlushAll(); err != nil {
-		return errorf("store %s: %v", s.what, err)
+	for _, w := range s.wins {
+		if err := w.FlushAll(); err != nil {
+			return errorf("store %s: %v", s.what, err)
+		}
 	}
 	return nil
 }
@@ -68,10 +79,10 @@ func (s *Store) pullAlltoall(dst []byte, rem []remote, bad error) error {
 		at += c
 	}
 	sc.rows, sc.order = grow(sc.rows, len(rem)), grow(sc.order, len(rem))
-	sorted, order := sc.rows, sc.order // row numbers and requests, by holder
+	sorted, order := sc.rows, sc.order // rows asked for and requests, by holder
 	for k, r := range rem {
 		order[sc.next[r.server]] = k
-		sorted[sc.next[r.server]] = r.row
+		sorted[sc.next[r.server]] = rowKey(r.part, r.row)
 		sc.next[r.server]++
 	}
 	counts := sc.next // reused: per-holder counts of one step
@@ -86,11 +97,16 @@ func (s *Store) pullAlltoall(dst []byte, rem []remote, bad error) error {
 			return err
 		}
 		sc.reply = grow(sc.reply, len(sc.asked)*s.rowBytes)
-		for i, r := range sc.asked {
-			if r < 0 || (r+1)*rb > int64(len(s.data)) {
-				return errorf("store %s: asked for row %d of %d", s.what, r, int64(len(s.data))/max(rb, 1))
+		for i, key := range sc.asked {
+			part, r := splitRowKey(key)
+			var data []byte
+			if part < len(s.local) {
+				data = s.local[part]
 			}
-			copy(sc.reply[int64(i)*rb:], s.data[r*rb:(r+1)*rb])
+			if r < 0 || (r+1)*rb > int64(len(data)) {
+				return errorf("store %s: asked for row %d of partition %d, which has %d here", s.what, r, part, int64(len(data))/max(rb, 1))
+			}
+			copy(sc.reply[int64(i)*rb:], data[r*rb:(r+1)*rb])
 		}
 		for j := range askedCounts {
 			askedCounts[j] *= s.rowBytes
@@ -106,3 +122,12 @@ func (s *Store) pullAlltoall(dst []byte, rem []remote, bad error) error {
 	}
 	return nil
 }
+
+// A row asked for by the all-to-all transport travels as one int64: its
+// partition in the top 16 bits, its row in the low 48 (2.8e14 rows of one
+// partition).
+const rowKeyBits = 48
+
+func rowKey(part int, row int64) int64 { return int64(part)<<rowKeyBits | row }
+
+func splitRowKey(k int64) (int, int64) { return int(k >> rowKeyBits), k & (1<<rowKeyBits - 1) }

@@ -358,7 +358,7 @@ func dispatchForPull(c *collective.Comm, o workerOptions) error {
 	return err
 }
 
-// pullBench opens the partitions (rank r serves partition r*K/P) and
+// pullBench serves the partitions (shard.Serve: one per rank when K <= P) and
 // times Pull of random rows: local, alltoall and rma (remote IDs only),
 // and a memcpy gather from a heap copy.
 func pullBench(c *collective.Comm, o workerOptions, res *workerResult) error {
@@ -370,11 +370,12 @@ func pullBench(c *collective.Comm, o workerOptions, res *workerResult) error {
 		// Not every partition can be served; time the local paths alone.
 		return pullLocalOnly(c, o, cfg, res)
 	}
-	p, err := shard.Open(c, o.partDir, c.Rank()*cfg.NumParts/c.Size())
+	served, err := shard.Serve(c, o.partDir)
 	if err != nil {
 		return err
 	}
-	defer p.Close()
+	defer served.Close()
+	p := served.Parts[0] // K <= P: one partition per rank
 	nt := cfg.NodeTypes[0]
 	warm(p.NodeFeat(nt, "feat").Data)
 	local := randomIDs(p, nt, o.pullRows, true, uint64(c.Rank()))
@@ -387,7 +388,7 @@ func pullBench(c *collective.Comm, o workerOptions, res *workerResult) error {
 		if run.ids == nil {
 			continue
 		}
-		s, err := shard.NewStore(c, p, nt, "feat", run.tr, shard.StoreBudget(o.budget))
+		s, err := shard.NewStore(c, served, nt, "feat", run.tr, shard.StoreBudget(o.budget))
 		if err != nil {
 			return err
 		}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"gnnrun/report"
 )
 
 // genSmall generates a small R-MAT graph with features, labels and masks
@@ -111,7 +113,8 @@ func TestDispatchInspectUnderMPI(t *testing.T) {
 
 // TestDispatchCompressedFetchUnderMPI dispatches with zstd, checks that
 // inspect reads it, and pulls rows over both transports on 4 ranks
-// (decompressed once per host into /dev/shm) against the input.
+// (decompressed once per host into /dev/shm) against the input; on the
+// heterogeneous graph also at 1, 2 and 8 ranks over the same 4 partitions.
 func TestDispatchCompressedFetchUnderMPI(t *testing.T) {
 	needMPIRun(t)
 	for _, hetero := range []bool{false, true} {
@@ -125,11 +128,19 @@ func TestDispatchCompressedFetchUnderMPI(t *testing.T) {
 			if hetero {
 				ntype = "item"
 			}
-			for _, ids := range []string{"random", "remote"} {
-				res := mustRun(t, 4, "fetch", out, "--in", g, "--ntype", ntype, "--ids", ids, "--rows", "5000", "--batch", "1000")
-				if !strings.Contains(res.stdout, "verified: all 20,000 pulled rows equal the input's rows") ||
-					!strings.Contains(res.stdout, "alltoall") || !strings.Contains(res.stdout, "rma") {
-					t.Errorf("hetero=%v %s %s: fetch printed:\n%s", hetero, compress, ids, res.stdout)
+			type run struct {
+				np  int
+				ids string
+			}
+			runs := []run{{4, "random"}, {4, "remote"}}
+			if hetero {
+				runs = append(runs, run{1, "random"}, run{2, "remote"}, run{8, "random"})
+			}
+			for _, r := range runs {
+				res := mustRun(t, r.np, "fetch", out, "--in", g, "--ntype", ntype, "--ids", r.ids, "--rows", "5000", "--batch", "1000")
+				want := fmt.Sprintf("verified: all %s pulled rows equal the input's rows", report.Count(int64(5000*r.np)))
+				if !strings.Contains(res.stdout, want) || !strings.Contains(res.stdout, "alltoall") || !strings.Contains(res.stdout, "rma") {
+					t.Errorf("hetero=%v %s P=%d %s: fetch printed:\n%s", hetero, compress, r.np, r.ids, res.stdout)
 				}
 			}
 			if compress == "zstd" {

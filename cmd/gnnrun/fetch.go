@@ -30,9 +30,11 @@ func init() {
 		name:    "fetch",
 		summary: "serve a partition directory and time (or verify) feature pulls",
 		usage:   "fetch PARTDIR [--ntype T] [--name feat] [--transport alltoall,rma] [--ids random|remote|local] [--rows N] [--batch B] [--in GRAPH]",
-		help: `Opens PARTDIR with every rank (rank r serves partition r*K/P, so K must not
-exceed P; all ranks of a host share one memory-mapped copy, and a compressed
-partition is decompressed once per host into /dev/shm), then pulls --rows
+		help: `Opens PARTDIR with every rank (with P ranks over K partitions, rank r
+serves partitions floor(r*K/P) .. when P < K, and partition floor(r*K/P)
+when P >= K, which must then be a multiple of K; all ranks of a host share
+one memory-mapped copy, and a compressed partition is decompressed once per
+host into /dev/shm), then pulls --rows
 rows of node array --name of node type --ntype per rank, --batch rows per
 Pull, by global node IDs drawn at random (--ids random: from all partitions,
 remote: from the other partitions only, local: from this rank's own) over
@@ -73,23 +75,17 @@ func runFetch(e *env, args []string) error {
 		}
 		trs = append(trs, t)
 	}
-	_, cfg, err := shard.LoadConfig(e.comm, args[0])
-	if err != nil {
-		return err
-	}
-	if cfg.NumParts > e.comm.Size() {
-		return fmt.Errorf("%d partitions need at least as many ranks to serve them, got %d", cfg.NumParts, e.comm.Size())
-	}
-	if f.ntype == "" {
-		f.ntype = cfg.NodeTypes[0]
-	}
 	end := e.stage("open")
-	p, err := shard.Open(e.comm, args[0], e.comm.Rank()*cfg.NumParts/e.comm.Size())
+	p, err := shard.Serve(e.comm, args[0])
 	end()
 	if err != nil {
 		return err
 	}
 	defer p.Close()
+	cfg := p.Config
+	if f.ntype == "" {
+		f.ntype = cfg.NodeTypes[0]
+	}
 	ids, err := fetchIDs(p, f.ntype, f.ids, f.rows, f.seed+uint64(e.comm.Rank()))
 	if err = agreeErr(e.comm, err); err != nil {
 		return err
@@ -122,7 +118,7 @@ func runFetch(e *env, args []string) error {
 
 // fetchIDs draws n node IDs of type ntype: from all partitions, from the
 // others, or from this rank's own.
-func fetchIDs(p *shard.Partition, ntype, mode string, n int, seed uint64) ([]int64, error) {
+func fetchIDs(p *shard.Served, ntype, mode string, n int, seed uint64) ([]int64, error) {
 	t := -1
 	for i, nt := range p.Config.NodeTypes {
 		if nt == ntype {
@@ -134,7 +130,7 @@ func fetchIDs(p *shard.Partition, ntype, mode string, n int, seed uint64) ([]int
 	}
 	var parts []int
 	for q := range p.Config.NumParts {
-		if mode == "random" || (mode == "remote") == (q != p.ID) {
+		if mode == "random" || (mode == "remote") == (p.Local(q) == nil) {
 			parts = append(parts, q)
 		}
 	}
@@ -147,7 +143,7 @@ func fetchIDs(p *shard.Partition, ntype, mode string, n int, seed uint64) ([]int
 		cum = append(cum, cum[len(cum)-1]+hi-lo)
 	}
 	if cum[len(cum)-1] == 0 {
-		return nil, fmt.Errorf("no %s nodes of type %q to pull (partition %d)", mode, ntype, p.ID)
+		return nil, fmt.Errorf("no %s nodes of type %q to pull (this rank serves partitions %v)", mode, ntype, partIDs(p))
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x6665746368))
 	ids := make([]int64, n)
@@ -162,7 +158,7 @@ func fetchIDs(p *shard.Partition, ntype, mode string, n int, seed uint64) ([]int
 
 // timePull pulls ids in batches over one transport and returns the rows,
 // the bytes of one, and this rank's time.
-func timePull(e *env, p *shard.Partition, tr shard.Transport, ids []int64, f fetchArgs) ([]byte, int, float64, error) {
+func timePull(e *env, p *shard.Served, tr shard.Transport, ids []int64, f fetchArgs) ([]byte, int, float64, error) {
 	s, err := shard.NewStore(e.comm, p, f.ntype, f.name, tr, shard.StoreBudget(e.flags.maxMessage))
 	if err != nil {
 		return nil, 0, 0, err
@@ -212,10 +208,11 @@ func reportRate(e *env, what string, bytes int64, rowBytes int, secs float64) fl
 	return agg
 }
 
-// memcpyBaseline times a gather of as many random rows of the rank's own
-// array from a heap copy: the memory-bandwidth ceiling of any Pull.
-func memcpyBaseline(e *env, p *shard.Partition, f fetchArgs, results map[string]float64) error {
-	t := p.NodeFeat(f.ntype, f.name)
+// memcpyBaseline times a gather of as many random rows of the rank's
+// (first) own array from a heap copy: the memory-bandwidth ceiling of any
+// Pull.
+func memcpyBaseline(e *env, p *shard.Served, f fetchArgs, results map[string]float64) error {
+	t := p.Parts[0].NodeFeat(f.ntype, f.name)
 	var rb int64
 	var idx []int64
 	var src []byte
@@ -245,7 +242,7 @@ func memcpyBaseline(e *env, p *shard.Partition, f fetchArgs, results map[string]
 
 // verifyRows checks every pulled row against the input's row of the
 // node's original ID, asked of the rank that read it.
-func verifyRows(e *env, p *shard.Partition, f fetchArgs, ids []int64, rows []byte) error {
+func verifyRows(e *env, p *shard.Served, f fetchArgs, ids []int64, rows []byte) error {
 	g, err := graphio.Read(e.comm, f.in, readOptions(e, "", p.Config.Normalize)...)
 	if err != nil {
 		return err
@@ -299,6 +296,15 @@ func verifyRows(e *env, p *shard.Partition, f fetchArgs, ids []int64, rows []byt
 	n, _ := collective.Sum(e.comm, int64(len(ids)))
 	e.printf("  verified: all %s pulled rows equal the input's rows of their original IDs\n", report.Count(n))
 	return nil
+}
+
+// partIDs lists the partitions a rank serves.
+func partIDs(s *shard.Served) []int {
+	var out []int
+	for _, p := range s.Parts {
+		out = append(out, p.ID)
+	}
+	return out
 }
 
 // rowDigest is a 128-bit digest of a row (FNV-1a, two lanes).
