@@ -1,0 +1,187 @@
+package sampler
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Exclusion removes in-edges of node Dst of edge type EType from every
+// draw of a batch: the edge with ID EID, or, when EID < 0, every edge from
+// Src (the reverse edges of a positive edge Src <- Dst). IDs are new
+// global IDs.
+type Exclusion struct {
+	Dst   int64
+	EType int
+	EID   int64
+	Src   int64
+}
+
+// edgeList is a growing list of sampled edges.
+type edgeList struct {
+	src, eid, orig []int64
+	etype          []int16
+}
+
+func (e *edgeList) reset() {
+	e.src, e.eid, e.orig, e.etype = e.src[:0], e.eid[:0], e.orig[:0], e.etype[:0]
+}
+
+func (e *edgeList) len() int { return len(e.src) }
+
+// inEdges is what the draws of one destination node read: the CSC
+// positions of its in-edges of each type, and, only when weighted or when
+// exclusions name the node, their weights, edge IDs and sources. The local
+// view reads them from the partition; the RMA transport from what it
+// fetched from the owner. The plan drawn from the same inEdges is the same
+// wherever it is made.
+type inEdges interface {
+	rangeOf(t int) (a, b int64)
+	// weights of the type-t range as float64: a view, or converted into
+	// *buf (which it may grow). The result must not be written.
+	weights(t int, buf *[]float64) []float64
+	// eids of the type-t range, ascending.
+	eids(t int) []int64
+	// srcAt is the source of the i-th in-edge of the type-t range.
+	srcAt(t int, i int64) int64
+}
+
+// nodeDraws draws the in-edges of single nodes. It holds scratch memory;
+// one per goroutine.
+type nodeDraws struct {
+	fanouts  [][]int // [layer][etype]
+	replace  bool
+	weighted bool
+	orig     bool // record original edge IDs
+	ch       chooser
+	pos      []int64
+	types    []int16
+	skip     []int64
+	wbuf     []float64
+}
+
+// plan returns the CSC positions drawn for node at layer under key, and
+// the edge type of each, none of those excl names. It fails when the draws
+// are weighted and all the node's in-edges to draw weigh 0.
+func (d *nodeDraws) plan(e inEdges, node int64, key Key, layer int, excl []Exclusion) ([]int64, []int16, error) {
+	d.pos, d.types = d.pos[:0], d.types[:0]
+	if d.weighted {
+		if err := d.checkSomeWeight(e, node, layer); err != nil {
+			return nil, nil, err
+		}
+	}
+	for t, f := range d.fanouts[layer] {
+		if f == 0 {
+			continue
+		}
+		a, b := e.rangeOf(t)
+		if a == b {
+			continue
+		}
+		d.skip = d.skip[:0]
+		if len(excl) > 0 {
+			d.skip = excludedPositions(e, t, excl, d.skip)
+		}
+		var w []float64
+		if d.weighted {
+			w = e.weights(t, &d.wbuf)
+		}
+		start := len(d.pos)
+		d.pos = d.ch.choose(NewStream(key, ForNeighbors, Lane(layer, t), node), b-a, f, d.replace, w, d.skip, d.pos)
+		for k := start; k < len(d.pos); k++ {
+			d.pos[k] += a
+			d.types = append(d.types, int16(t))
+		}
+	}
+	return d.pos, d.types, nil
+}
+
+// checkSomeWeight fails when node has in-edges to draw at layer and all of
+// them weigh 0: nothing can be drawn in proportion to the weights.
+func (d *nodeDraws) checkSomeWeight(e inEdges, node int64, layer int) error {
+	edges := int64(0)
+	for t, f := range d.fanouts[layer] {
+		if f == 0 {
+			continue
+		}
+		a, b := e.rangeOf(t)
+		if a == b {
+			continue
+		}
+		for _, w := range e.weights(t, &d.wbuf) {
+			if w > 0 {
+				return nil
+			}
+		}
+		edges += b - a
+	}
+	if edges == 0 {
+		return nil
+	}
+	return fmt.Errorf("sampler: node %d has %d in-edges to sample and all of them weigh 0 in the --prob array", node, edges)
+}
+
+// excludedPositions appends to skip the positions, relative to the start
+// of the type-t range, of the in-edges excl removes: sorted and distinct.
+func excludedPositions(e inEdges, t int, excl []Exclusion, skip []int64) []int64 {
+	for _, x := range excl {
+		if x.EType != t {
+			continue
+		}
+		if x.EID >= 0 {
+			// A node's in-edges are in edge ID order.
+			if i, found := slices.BinarySearch(e.eids(t), x.EID); found {
+				skip = append(skip, int64(i))
+			}
+			continue
+		}
+		a, b := e.rangeOf(t)
+		for i := range b - a {
+			if e.srcAt(t, i) == x.Src {
+				skip = append(skip, i)
+			}
+		}
+	}
+	slices.Sort(skip)
+	return slices.Compact(skip)
+}
+
+// draw appends to out the in-edges drawn for inner node local of v (global
+// ID node) at layer under key, none of those excl names.
+func (d *nodeDraws) draw(v *view, local, node int64, key Key, layer int, excl []Exclusion, out *edgeList) error {
+	pos, types, err := d.plan(localNode{v, local}, node, key, layer, excl)
+	if err != nil {
+		return fmt.Errorf("%w (partition %d, input node %d)", err, v.p.ID, v.p.OrigNIDs[local])
+	}
+	for k, q := range pos {
+		out.src = append(out.src, v.src(q))
+		out.eid = append(out.eid, v.p.EdgeIDs[q])
+		out.etype = append(out.etype, types[k])
+		if d.orig {
+			out.orig = append(out.orig, v.p.OrigEIDs[q])
+		}
+	}
+	return nil
+}
+
+// localNode is an inner node of a served partition, as inEdges.
+type localNode struct {
+	v     *view
+	local int64
+}
+
+func (n localNode) rangeOf(t int) (int64, int64) { return n.v.rangeOf(n.local, t) }
+
+func (n localNode) weights(t int, buf *[]float64) []float64 {
+	a, b := n.rangeOf(t)
+	return n.v.weights(a, b, buf)
+}
+
+func (n localNode) eids(t int) []int64 {
+	a, b := n.rangeOf(t)
+	return n.v.p.EdgeIDs[a:b]
+}
+
+func (n localNode) srcAt(t int, i int64) int64 {
+	a, _ := n.rangeOf(t)
+	return n.v.src(a + i)
+}

@@ -1,0 +1,217 @@
+package sampler
+
+import (
+	"fmt"
+
+	"gnnrun/collective"
+	"gnnrun/shard"
+)
+
+// Sampler draws the blocks of mini-batches over the partitions a rank
+// serves. Frontier nodes in this rank's partitions are sampled here; the
+// others at their owners (alltoall: every rank takes part in each layer's
+// exchange, so every rank must call Sample the same number of times) or by
+// one-sided reads of the owners' arrays (rma: no other rank takes part).
+// Both give the same blocks, at any rank count: every draw is keyed by the
+// seed, the epoch, the batch number, the layer, the edge type and the node.
+// A Sampler is used by one goroutine at a time; several Samplers, made in
+// the same order on every rank, sample side by side on their own
+// communicators.
+type Sampler struct {
+	c       *collective.Comm
+	served  *shard.Served
+	o       Options
+	fanouts [][]int // [layer][etype]
+	views   []*view // per partition: its view when served here
+	draws   nodeDraws
+	remote  remoteDraws
+	stats   Stats
+
+	// per-batch scratch
+	ids              idMap
+	local, far, all  edgeList
+	localAt, farAt   []int32 // per frontier node: its first edge in local or far, or -1
+	counts, farCount []int32
+	farNodes         []int64
+	farParts         []int
+	excl             map[int64][]Exclusion
+}
+
+// Stats counts what a Sampler did.
+type Stats struct {
+	Batches, Seeds, Edges int64
+	// LocalNodes and RemoteNodes count the frontier nodes whose in-edges
+	// were drawn here and at (or read from) other ranks.
+	LocalNodes, RemoteNodes int64
+	// Bytes sent and received for remote frontier nodes.
+	Sent, Received int64
+}
+
+// remoteDraws samples frontier nodes whose partitions this rank does not
+// serve.
+type remoteDraws interface {
+	// draw appends the edges of nodes (parts[i] is the partition of
+	// nodes[i]) to out, and the count of each node's edges to counts.
+	// failed says this rank failed already: it takes part without asking
+	// (alltoall), so the others learn of the failure and none waits.
+	draw(epoch int, batch int64, layer int, nodes []int64, parts []int, excl map[int64][]Exclusion, out *edgeList, counts []int32, failed bool) ([]int32, error)
+	close() error
+}
+
+// New returns a sampler over the partitions s serves, on its own duplicate
+// of c. It is collective; every rank must pass the same options.
+func New(c *collective.Comm, s *shard.Served, o Options) (*Sampler, error) {
+	fanouts, err := o.layerFanouts(s.Config.EdgeTypes)
+	if err == nil && o.Transport != shard.Alltoall && o.Transport != shard.RMA {
+		err = fmt.Errorf("sampler: unknown transport %v", o.Transport)
+	}
+	if o.Budget == 0 {
+		o.Budget = 256 << 20
+	}
+	sm := &Sampler{served: s, o: o, fanouts: fanouts, views: make([]*view, s.Config.NumParts)}
+	sm.draws = nodeDraws{fanouts: fanouts, replace: o.Replace, weighted: o.Prob != "", orig: o.OrigEIDs}
+	for _, p := range s.Parts {
+		if err != nil {
+			break
+		}
+		sm.views[p.ID], err = newView(p, &o)
+	}
+	if err := collective.Agree(c, err); err != nil {
+		return nil, err
+	}
+	if sm.c, err = c.Dup(); err != nil {
+		return nil, err
+	}
+	switch o.Transport {
+	case shard.Alltoall:
+		sm.remote = &alltoallDraws{sm: sm}
+	case shard.RMA:
+		sm.remote, err = newRMADraws(sm)
+	}
+	if err != nil {
+		sm.c.Free()
+		return nil, err
+	}
+	return sm, nil
+}
+
+// Layers returns the number of layers (blocks) of every batch.
+func (s *Sampler) Layers() int { return len(s.fanouts) }
+
+// Stats returns what the sampler did so far.
+func (s *Sampler) Stats() Stats { return s.stats }
+
+// Close releases the sampler's windows and communicator; it is collective.
+func (s *Sampler) Close() error {
+	first := s.remote.close()
+	if err := s.c.Free(); err != nil && first == nil {
+		first = err
+	}
+	return first
+}
+
+// Sample draws the blocks of batch number batch of epoch from the seeds
+// (distinct new node IDs), without the edges excl removes. Blocks[0] is
+// the outermost layer (its source nodes are the batch's input nodes), the
+// last block's destinations are the seeds in their order. With the
+// alltoall transport it is collective.
+func (s *Sampler) Sample(epoch int, batch int64, seeds []int64, excl []Exclusion) ([]*Block, error) {
+	key := BatchKey(s.o.Seed, epoch, batch)
+	clear(s.excl)
+	if s.excl == nil {
+		s.excl = map[int64][]Exclusion{}
+	}
+	for _, x := range excl {
+		s.excl[x.Dst] = append(s.excl[x.Dst], x)
+	}
+	blocks := make([]*Block, len(s.fanouts))
+	frontier := seeds
+	for layer := range s.fanouts {
+		b, err := s.layer(epoch, batch, key, layer, frontier)
+		if err != nil {
+			return nil, err
+		}
+		blocks[len(blocks)-1-layer] = b
+		frontier = b.Nodes
+		s.stats.Edges += int64(b.NumEdges())
+	}
+	s.stats.Batches++
+	s.stats.Seeds += int64(len(seeds))
+	return blocks, nil
+}
+
+// layer draws the in-edges of the frontier's nodes at one layer and builds
+// its block: local nodes here, the others through the remote transport,
+// merged in frontier order.
+func (s *Sampler) layer(epoch int, batch int64, key Key, layer int, frontier []int64) (*Block, error) {
+	s.local.reset()
+	s.far.reset()
+	s.farNodes, s.farParts = s.farNodes[:0], s.farParts[:0]
+	s.localAt = grow32(s.localAt, len(frontier))
+	s.counts = grow32(s.counts, len(frontier))
+	book := s.served.Book
+	var err error
+	for i, v := range frontier {
+		if v < 0 || v >= book.NumNodes() {
+			return nil, fmt.Errorf("sampler: node %d outside the graph's [0, %d)", v, book.NumNodes())
+		}
+		part := book.Part(v)
+		vw := s.views[part]
+		if vw == nil {
+			s.localAt[i] = -1
+			s.farNodes, s.farParts = append(s.farNodes, v), append(s.farParts, part)
+			continue
+		}
+		s.localAt[i] = int32(s.local.len())
+		if err = s.draws.draw(vw, v-vw.p.Lo, v, key, layer, s.excl[v], &s.local); err != nil {
+			break
+		}
+		s.counts[i] = int32(s.local.len()) - s.localAt[i]
+	}
+	// Every rank takes part in the remote step, failed or not, so none is
+	// left waiting in a collective; the error is reported after it.
+	if err != nil {
+		s.farNodes, s.farParts = s.farNodes[:0], s.farParts[:0]
+	}
+	var remoteErr error
+	s.farCount, remoteErr = s.remote.draw(epoch, batch, layer, s.farNodes, s.farParts, s.excl, &s.far, s.farCount[:0], err != nil)
+	if err == nil {
+		err = remoteErr
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.stats.LocalNodes += int64(len(frontier) - len(s.farNodes))
+	s.stats.RemoteNodes += int64(len(s.farNodes))
+	s.mergeInOrder(frontier)
+	return buildBlock(frontier, s.counts, &s.all, &s.ids, s.o.OrigEIDs)
+}
+
+// mergeInOrder puts the local and remote edges of the frontier's nodes
+// together in frontier order, and the count of each node's edges.
+func (s *Sampler) mergeInOrder(frontier []int64) {
+	s.all.reset()
+	f, farAt := 0, int32(0)
+	for i := range frontier {
+		src, at, n := &s.local, s.localAt[i], s.counts[i]
+		if at < 0 {
+			src, at, n = &s.far, farAt, s.farCount[f]
+			farAt += n
+			f++
+			s.counts[i] = n
+		}
+		s.all.src = append(s.all.src, src.src[at:at+n]...)
+		s.all.eid = append(s.all.eid, src.eid[at:at+n]...)
+		s.all.etype = append(s.all.etype, src.etype[at:at+n]...)
+		if s.o.OrigEIDs {
+			s.all.orig = append(s.all.orig, src.orig[at:at+n]...)
+		}
+	}
+}
+
+func grow32(s []int32, n int) []int32 {
+	if cap(s) < n {
+		return make([]int32, n)
+	}
+	return s[:n]
+}

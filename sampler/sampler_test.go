@@ -1,0 +1,305 @@
+package sampler
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"gnnrun/collective"
+	"gnnrun/graph"
+	"gnnrun/shard"
+)
+
+// testBatches is how many batches each case samples: a multiple of every
+// rank count tested, so every rank samples as many.
+const testBatches = 16
+
+// batchSeeds returns the seeds of test batch b: 12 distinct nodes of any
+// type, drawn from the new IDs by a hash of the batch number.
+func batchSeeds(b int64, n int64) []int64 {
+	var out []int64
+	for i := uint64(0); len(out) < 12; i++ {
+		v := int64(graph.Mix64(uint64(b)<<20|i) % uint64(n))
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// sampled is one batch as a test keeps it.
+type sampled struct {
+	seeds  []int64
+	blocks []*Block
+	excl   []Exclusion
+}
+
+// sampleOn samples testBatches batches on p ranks (batch b on rank b mod
+// p) and returns them by number; excl gives a batch's exclusions.
+func sampleOn(t *testing.T, f *fixture, p int, o Options, excl func(b int64, seeds []int64) []Exclusion) map[int64]sampled {
+	t.Helper()
+	var mu sync.Mutex
+	out := map[int64]sampled{}
+	world(t, p, func(c *collective.Comm) error {
+		s, err := shard.Serve(c, f.parts)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		sm, err := New(c, s, o)
+		if err != nil {
+			return err
+		}
+		for b := int64(c.Rank()); b < testBatches; b += int64(p) {
+			seeds := batchSeeds(b, s.Book.NumNodes())
+			var xs []Exclusion
+			if excl != nil {
+				xs = excl(b, seeds)
+			}
+			blocks, err := sm.Sample(3, b, seeds, xs)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			out[b] = sampled{seeds: seeds, blocks: blocks, excl: xs}
+			mu.Unlock()
+		}
+		return sm.Close()
+	})
+	return out
+}
+
+// canonical writes a batch in input IDs, for comparing runs.
+func (f *fixture) canonical(t *testing.T, s sampled) string {
+	t.Helper()
+	var b strings.Builder
+	for l, bl := range s.blocks {
+		fmt.Fprintf(&b, "block %d: %d dst\n", l, bl.NumDst)
+		for _, v := range bl.Nodes {
+			fmt.Fprintf(&b, "%d ", f.inputNode(t, v))
+		}
+		b.WriteString("\n")
+		for i := range bl.Src {
+			fmt.Fprintf(&b, "%d>%d:%d/%d ", bl.Src[i], bl.Dst[i], bl.ETypes[i], bl.OrigEIDs[i])
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// checkBatch checks a batch against the input graph: the layers chain, every
+// edge is the input edge its original ID names, joining the nodes the block
+// says; per destination and type, without replacement the edges are
+// distinct and as many as min(fanout, in-degree less exclusions), -1
+// takes all of them, and excluded edges never appear.
+func (f *fixture) checkBatch(t *testing.T, s sampled, o Options) {
+	t.Helper()
+	fanouts, err := o.layerFanouts(f.meta.EdgeTypes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	weighted := o.Prob != ""
+	L := len(s.blocks)
+	if got := s.blocks[L-1].Nodes[:s.blocks[L-1].NumDst]; !slices.Equal(got, s.seeds) {
+		t.Fatalf("the last block's destinations %v are not the seeds %v", got, s.seeds)
+	}
+	for l := 0; l < L-1; l++ {
+		if !slices.Equal(s.blocks[l].Nodes[:s.blocks[l].NumDst], s.blocks[l+1].Nodes) {
+			t.Fatalf("block %d's destinations are not block %d's sources", l, l+1)
+		}
+	}
+	for l, bl := range s.blocks {
+		layer := L - 1 - l // hop from the seeds
+		seen := map[int64]bool{}
+		for _, v := range bl.Nodes {
+			if seen[v] {
+				t.Fatalf("block %d lists node %d twice", l, v)
+			}
+			seen[v] = true
+		}
+		type key struct {
+			dst int
+			et  int16
+		}
+		drawn := map[key][]int64{}
+		for i := range bl.Src {
+			et, id := bl.ETypes[i], bl.OrigEIDs[i]
+			src, dst := f.inputNode(t, bl.Nodes[bl.Src[i]]), f.inputNode(t, bl.Nodes[bl.Dst[i]])
+			if id < 0 || id >= int64(len(f.src[et])) || f.src[et][id] != src || f.dst[et][id] != dst {
+				t.Fatalf("block %d edge %d: %d -> %d of type %d with input ID %d is not an input edge", l, i, src, dst, et, id)
+			}
+			if int(bl.Dst[i]) >= bl.NumDst {
+				t.Fatalf("block %d edge %d ends at source-only node %d", l, i, bl.Dst[i])
+			}
+			drawn[key{int(bl.Dst[i]), et}] = append(drawn[key{int(bl.Dst[i]), et}], id)
+			if weighted && f.weight[et][id] == 0 {
+				t.Fatalf("block %d: edge %d of type %d weighs 0 and was drawn", l, id, et)
+			}
+		}
+		for d := range bl.NumDst {
+			dst := f.inputNode(t, bl.Nodes[d])
+			for et, fan := range fanouts[layer] {
+				ids := drawn[key{d, int16(et)}]
+				all := f.candidates(t, s, et, bl.Nodes[d], dst, weighted)
+				for _, id := range ids {
+					if !slices.Contains(all, id) {
+						t.Fatalf("block %d: edge %d of type %d into %d was excluded or is no candidate", l, id, et, dst)
+					}
+				}
+				switch {
+				case fan == 0:
+					if len(ids) != 0 {
+						t.Fatalf("block %d: %d edges of type %d drawn with fanout 0", l, len(ids), et)
+					}
+				case o.Replace:
+					want := fan
+					if fan < 0 || len(all) == 0 {
+						want = len(all)
+					}
+					if len(ids) != want {
+						t.Fatalf("block %d: node %d type %d: %d edges with replacement from %d candidates, want %d", l, dst, et, len(ids), len(all), want)
+					}
+				default:
+					slices.Sort(ids)
+					if len(slices.Compact(slices.Clone(ids))) != len(ids) {
+						t.Fatalf("block %d: node %d drew an edge twice without replacement: %v", l, dst, ids)
+					}
+					want := len(all)
+					if fan >= 0 {
+						want = min(fan, len(all))
+					}
+					if len(ids) != want {
+						t.Fatalf("block %d: node %d type %d: %d edges of %d candidates with fanout %d, want %d", l, dst, et, len(ids), len(all), fan, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// candidates returns the type-wise IDs of the input in-edges of input node
+// dst (new ID node) of type et that a batch may draw: not excluded, and of
+// positive weight when weighted.
+func (f *fixture) candidates(t *testing.T, s sampled, et int, node, dst int64, weighted bool) []int64 {
+	t.Helper()
+	var out []int64
+	newOf := func(in int64) int64 {
+		for n, o := range f.orig {
+			if o == in {
+				return n
+			}
+		}
+		t.Fatalf("input node %d has no new ID", in)
+		return -1
+	}
+next:
+	for _, id := range f.in[et][dst] {
+		if weighted && f.weight[et][id] == 0 {
+			continue
+		}
+		for _, x := range s.excl {
+			if x.Dst != node || x.EType != et {
+				continue
+			}
+			if x.EID < 0 && newOf(f.src[et][id]) == x.Src {
+				continue next
+			}
+			if x.EID >= 0 && f.edgeNewID(t, et, id) == x.EID {
+				continue next
+			}
+		}
+		out = append(out, id)
+	}
+	return out
+}
+
+// edgeNewID returns the new ID of input edge (et, id), read from the
+// partition files plainly.
+func (f *fixture) edgeNewID(t *testing.T, et int, id int64) int64 {
+	t.Helper()
+	if f.newEdge == nil {
+		cfgPath, _ := shard.FindConfig(f.parts)
+		cfg, err := shard.ReadConfig(cfgPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.newEdge = map[[2]int64]int64{}
+		for _, pf := range cfg.Parts {
+			ids := readInt64s(t, f.parts+"/"+pf.EdgeIDs)
+			origs := readInt64s(t, f.parts+"/"+pf.OrigEIDs)
+			types, _ := graph.View[int16](readNpy(t, f.parts+"/"+pf.EdgeType))
+			for q := range ids {
+				f.newEdge[[2]int64{int64(types[q]), origs[q]}] = ids[q]
+			}
+		}
+	}
+	return f.newEdge[[2]int64{int64(et), id}]
+}
+
+// optionCases are the ways of drawing every test runs: uniform and
+// weighted, with and without replacement, all in-edges, and per-type
+// fanouts on the heterogeneous graph.
+func optionCases(hetero bool) map[string]Options {
+	cases := map[string]Options{
+		"uniform":          {Fanouts: []int{3, 2}},
+		"uniform-replace":  {Fanouts: []int{3, 2}, Replace: true},
+		"weighted":         {Fanouts: []int{2, 3}, Prob: "w"},
+		"weighted-replace": {Fanouts: []int{4, 1}, Prob: "w", Replace: true},
+		"all":              {Fanouts: []int{-1, 2}},
+		"three-layers":     {Fanouts: []int{2, 2, 2}},
+	}
+	if hetero {
+		cases["per-type"] = Options{Fanouts: []int{3, 2}, EtypeFanouts: map[string][]int{"buys": {-1, 0}}}
+	}
+	for name, o := range cases {
+		o.Seed, o.OrigEIDs = 5, true
+		cases[name] = o
+	}
+	return cases
+}
+
+// Every way of drawing gives batches whose edges are input edges in the
+// counts the fanouts ask for.
+func TestSampleMatchesInput(t *testing.T) {
+	for _, hetero := range []bool{false, true} {
+		f := getFixture(t, hetero, 4)
+		for name, o := range optionCases(hetero) {
+			t.Run(fmt.Sprintf("hetero=%v/%s", hetero, name), func(t *testing.T) {
+				for _, s := range sampleOn(t, f, 4, o, nil) {
+					f.checkBatch(t, s, o)
+				}
+			})
+		}
+	}
+}
+
+// A batch is a function of the partitions, the seed, the epoch and its
+// number: the same at 1, 2, 4 and 8 ranks over 4 partitions, by either
+// transport.
+func TestSampleSameAtAnyRankCount(t *testing.T) {
+	for _, hetero := range []bool{false, true} {
+		f := getFixture(t, hetero, 4)
+		for _, name := range []string{"uniform", "weighted-replace", "per-type"} {
+			o, ok := optionCases(hetero)[name]
+			if !ok {
+				continue
+			}
+			t.Run(fmt.Sprintf("hetero=%v/%s", hetero, name), func(t *testing.T) {
+				ref := sampleOn(t, f, 1, o, nil)
+				for _, tr := range []shard.Transport{shard.Alltoall, shard.RMA} {
+					for _, p := range []int{1, 2, 4, 8} {
+						o.Transport = tr
+						got := sampleOn(t, f, p, o, nil)
+						for b := range int64(testBatches) {
+							if f.canonical(t, got[b]) != f.canonical(t, ref[b]) {
+								t.Fatalf("%s P=%d: batch %d differs from P=1's", tr, p, b)
+							}
+						}
+					}
+				}
+			})
+		}
+	}
+}
