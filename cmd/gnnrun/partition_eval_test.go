@@ -2,8 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"gnnrun/parteval"
@@ -99,4 +102,69 @@ func partitionAndMeasure(t *testing.T, np int, in, out, measure string, args ...
 	res := evaluate(t, in, out, parteval.Measure(measure))
 	checkReport(t, out, readPartitionReport(t, rep), res)
 	return res
+}
+
+// writeWeightedMesh writes a side x side grid as a METIS file with two
+// vertex weights (1 + (x+y) mod 3, and 1 left of the middle, 3 right of
+// it) and edge weights (1 + x mod 3 along rows, 2 along columns).
+func writeWeightedMesh(t *testing.T, dir string, side int) string {
+	t.Helper()
+	id := func(x, y int) int { return y*side + x + 1 }
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d %d 011 2\n", side*side, 2*side*(side-1))
+	for y := range side {
+		for x := range side {
+			w1 := 1
+			if x >= side/2 {
+				w1 = 3
+			}
+			fmt.Fprintf(&b, "%d %d", 1+(x+y)%3, w1)
+			if x > 0 {
+				fmt.Fprintf(&b, " %d %d", id(x-1, y), 1+(x-1)%3)
+			}
+			if x+1 < side {
+				fmt.Fprintf(&b, " %d %d", id(x+1, y), 1+x%3)
+			}
+			if y > 0 {
+				fmt.Fprintf(&b, " %d 2", id(x, y-1))
+			}
+			if y+1 < side {
+				fmt.Fprintf(&b, " %d 2", id(x, y+1))
+			}
+			b.WriteByte('\n')
+		}
+	}
+	path := filepath.Join(dir, "wmesh.graph")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestPartitionConstraintsMeasured covers, measured from the files and
+// compared with what partition reports, the inputs and constraints the
+// other tests leave out: a METIS mesh with two vertex weights and edge
+// weights (balanced on vwgt by default; its cut counts each edge once),
+// uneven --tpwgts, and a two-type R-MAT balanced on node types, training
+// nodes and in-degree by the multilevel partitioner, and measured on every
+// constraint for the random baseline, whose imbalances partition computes
+// with code of its own.
+func TestPartitionConstraintsMeasured(t *testing.T) {
+	dir := t.TempDir()
+	mesh := writeWeightedMesh(t, dir, 40)
+	vw := partitionAndMeasure(t, 2, mesh, filepath.Join(dir, "vwgt"), "vwgt", "--parts", "4")
+	checkBalanced(t, "vwgt", vw, "vwgt[0]", "vwgt[1]")
+
+	out := filepath.Join(dir, "tpwgts")
+	mustRun(t, 2, "partition", "--in", mesh, "--out", out, "--report", out+"-report.json", "--parts", "4", "--balance", "nodes", "--tpwgts", "0.1,0.2,0.3,0.4")
+	tp := evaluate(t, mesh, out, parteval.Measure("nodes"), parteval.Targets(0.1, 0.2, 0.3, 0.4))
+	checkReport(t, out, readPartitionReport(t, out+"-report.json"), tp)
+	checkBalanced(t, "tpwgts", tp, "nodes")
+
+	g := genSmall(t, true)
+	ml := partitionAndMeasure(t, 2, g, filepath.Join(dir, "hetero"), "ntypes,train,edges", "--parts", "2", "--balance", "ntypes,train,edges")
+	checkBalanced(t, "hetero", ml, "ntype:user", "ntype:item", "train", "edges")
+	all := "ntypes,train,val,test,edges"
+	rnd := partitionAndMeasure(t, 2, g, filepath.Join(dir, "random"), all, "--parts", "3", "--algo", "random", "--balance", all)
+	t.Logf("cuts: weighted mesh %d, two-type R-MAT %d (random baseline %d)", vw.Cut, ml.Cut, rnd.Cut)
 }
