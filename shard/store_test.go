@@ -16,74 +16,83 @@ import (
 
 // pullAll opens the partitions on p ranks (rank r opens partition r*K/p, or
 // none when K < p is not the point), pulls ids on every rank over both
-// transports, and checks the rows against the input's row of each node's
-// original ID.
-func pullAll(t *testing.T, p int, out string, in *inputGraph, ntype, name string, ids func(rank int, n int64) []int64, opts ...OpenOption) {
+// transports, and checks the rows against the input's row of each node,
+// found by the reference order of the assignment (not by the partition's
+// own maps): the feature stores, and the store of original IDs.
+func pullAll(t *testing.T, p int, out string, in *inputGraph, ref idOrder, ntype, name string, ids func(rank int, n int64) []int64, opts ...OpenOption) {
 	t.Helper()
+	ti := slices.Index(in.m.NodeTypes, ntype)
 	world(t, p, func(c *collective.Comm) error {
-		_, cfg, err := LoadConfig(c, out)
-		if err != nil {
-			return err
-		}
-		part := c.Rank() * cfg.NumParts / c.Size()
-		if cfg.NumParts > c.Size() {
+		k := len(ref.start) - 1
+		if k > c.Size() {
 			return fmt.Errorf("test needs K <= P")
 		}
+		part := c.Rank() * k / c.Size()
 		pt, err := Open(c, out, part, opts...)
 		if err != nil {
 			return err
 		}
 		defer pt.Close()
-		// No deferred Close: it is collective, and a rank returning an
-		// error must not wait in it for ranks still pulling.
+		// No deferred Close of the stores: it is collective, and a rank
+		// returning an error must not wait in it for ranks still pulling.
+		var mine []int64
+		var wantRows, wantOrig []byte
+		local := int64(0)
+		for _, id := range ids(c.Rank(), int64(len(ref.orig))) {
+			if o := ref.orig[id]; o[0] == int64(ti) {
+				mine = append(mine, id)
+				wantRows = append(wantRows, in.nodes[ti][name].Row(o[1])...)
+				wantOrig = binary.LittleEndian.AppendUint64(wantOrig, uint64(o[1]))
+				if id >= ref.start[part] && id < ref.start[part+1] {
+					local++
+				}
+			}
+		}
+		if c.Size() > 1 && len(mine) > 20 && local == int64(len(mine)) {
+			return fmt.Errorf("rank %d: all %d IDs drawn are local; the test needs remote ones", c.Rank(), len(mine))
+		}
 		orig, err := NewOrigIDStore(c, pt, Alltoall, StoreBudget(1000))
 		if err != nil {
 			return err
 		}
-		ti := slices.Index(cfg.NodeTypes, ntype)
-		var want []byte
-		var mine []int64
-		for _, id := range ids(c.Rank(), cfg.NumNodes) {
-			if pt.Book.NodeType(id) == ti {
-				mine = append(mine, id)
-			}
-		}
-		origs, err := orig.Pull(mine)
+		got, err := orig.Pull(mine)
 		if err != nil {
 			return err
 		}
-		ref := in.nodes[ti][name]
-		for i := range mine {
-			o := int64(binary.LittleEndian.Uint64(origs[8*i:]))
-			want = append(want, ref.Row(o)...)
+		if !bytes.Equal(got, wantOrig) {
+			return fmt.Errorf("rank %d: original IDs of %d nodes differ from the assignment's order", c.Rank(), len(mine))
 		}
 		for _, tr := range []Transport{Alltoall, RMA} {
-			s, err := NewStore(c, pt, ntype, name, tr, StoreBudget(1000))
-			if err != nil {
-				return err
-			}
-			got, err := s.Pull(mine)
-			if err != nil {
-				return err
-			}
-			if !bytes.Equal(got, want) {
-				return fmt.Errorf("rank %d: %s pull of %d rows of %s/%s differs from the input", c.Rank(), tr, len(mine), ntype, name)
-			}
-			st := s.Stats()
-			lo, hi := pt.Book.TypeRange(pt.ID, ti)
-			if c.Size() > 1 && len(mine) > 20 && hi-lo > 5 && (st.RemoteRows == 0 || st.LocalRows == 0) {
-				return fmt.Errorf("rank %d: %s pull was not mixed local/remote: %+v", c.Rank(), tr, st)
-			}
-			// An empty pull works too (every rank must still take part).
-			if _, err := s.Pull(nil); err != nil {
-				return err
-			}
-			if err := s.Close(); err != nil {
+			if err := pullRows(c, pt, ntype, name, tr, mine, wantRows, local); err != nil {
 				return err
 			}
 		}
 		return orig.Close()
 	})
+}
+
+// pullRows pulls the rows of ids from a new store over tr, and checks them
+// and the store's count of local rows.
+func pullRows(c *collective.Comm, pt *Partition, ntype, name string, tr Transport, ids []int64, want []byte, local int64) error {
+	s, err := NewStore(c, pt, ntype, name, tr, StoreBudget(1000))
+	if err != nil {
+		return err
+	}
+	got, err := s.Pull(ids)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(got, want) {
+		return fmt.Errorf("rank %d: %s pull of %d rows of %s/%s differs from the input", c.Rank(), tr, len(ids), ntype, name)
+	}
+	if st := s.Stats(); st.LocalRows != local || st.RemoteRows != int64(len(ids))-local {
+		return fmt.Errorf("rank %d: %s pull served %d rows locally and %d remotely; %d of the %d are in partition %d", c.Rank(), tr, st.LocalRows, st.RemoteRows, local, len(ids), pt.ID)
+	}
+	// An empty pull works too (every rank must still take part).
+	if _, err := s.Pull(nil); err != nil {
+		return err
+	}
+	return s.Close()
 }
 
 // randomIDs draws n IDs per rank spanning all partitions.
@@ -109,10 +118,11 @@ func TestStorePullMatchesInput(t *testing.T) {
 		for _, k := range []int{4, 2, 3} {
 			out := filepath.Join(t.TempDir(), "parts")
 			dispatch(t, 2, g, writeAssignment(t, g, k, 5), out)
+			ref := newIDOrder(&in.m, k, randomParts(&in.m, k, 5))
 			for _, nt := range in.m.NodeTypes {
 				for _, name := range []string{"feat"} {
 					t.Run(fmt.Sprintf("hetero=%v/K=%d/%s", hetero, k, nt), func(t *testing.T) {
-						pullAll(t, 4, out, in, nt, name, randomIDs(300))
+						pullAll(t, 4, out, in, ref, nt, name, randomIDs(300))
 					})
 				}
 			}
@@ -125,7 +135,8 @@ func TestStoreCompressedShm(t *testing.T) {
 	in := readInput(t, g)
 	out := filepath.Join(t.TempDir(), "parts")
 	dispatch(t, 3, g, writeAssignment(t, g, 2, 1), out, Compress(true))
-	checkPartitions(t, in, randomParts(&in.m, 2, 1), out)
+	ref := newIDOrder(&in.m, 2, randomParts(&in.m, 2, 1))
+	checkPartitions(t, in, ref, out)
 	plain := filepath.Join(t.TempDir(), "plain")
 	dispatch(t, 1, g, writeAssignment(t, g, 2, 1), plain)
 	// The compressed files decompress to the plain ones.
@@ -142,7 +153,7 @@ func TestStoreCompressedShm(t *testing.T) {
 		}
 	}
 	shm := t.TempDir()
-	pullAll(t, 4, out, in, "user", "feat", randomIDs(200), ShmDir(shm))
+	pullAll(t, 4, out, in, ref, "user", "feat", randomIDs(200), ShmDir(shm))
 	left, _ := os.ReadDir(shm)
 	if len(left) != 0 {
 		t.Errorf("shared memory not released: %d entries left in %s", len(left), shm)
