@@ -17,9 +17,9 @@ import (
 // imbalance partition prints about itself: a constraint whose weights the
 // partitioner got wrong (all zero, say) is "balanced" by its own count.
 
-// bound is partition's default --imbalance; the slack absorbs rounding in
-// the partitioner's own float comparison.
-const bound = 1.03 + 1e-9
+// imbalanceBound is partition's default --imbalance; the slack absorbs
+// rounding in the partitioner's own float comparison.
+const imbalanceBound = 1.03 + 1e-9
 
 // evaluate measures the assignment asg of the graph in with parteval.
 func evaluate(t *testing.T, in, asg string, opts ...parteval.Option) *parteval.Result {
@@ -41,11 +41,11 @@ func imbalanceOf(t *testing.T, res *parteval.Result, name string) float64 {
 	return b.Imbalance
 }
 
-// checkBalanced fails unless every named constraint is within bound.
+// checkBalanced fails unless every named constraint is within 1.03.
 func checkBalanced(t *testing.T, what string, res *parteval.Result, names ...string) {
 	t.Helper()
 	for _, name := range names {
-		if x := imbalanceOf(t, res, name); x > bound {
+		if x := imbalanceOf(t, res, name); x > imbalanceBound {
 			t.Errorf("%s: %s imbalance %.4f above 1.03 (measured: %v)", what, name, x, res.Of(name).Parts)
 		}
 	}
