@@ -19,11 +19,11 @@ import (
 // edge IDs at the positions drawn, and the global IDs of halo sources. It
 // plans the draws with the same code and inputs as the owner would.
 type rmaDraws struct {
-	sm     *Sampler
-	stride int // typed indptr entries per node: max(edge types, 1)
-	wSize  int // bytes of one weight: 4 or 8
+	sm                            *Sampler
+	stride                        int // typed indptr entries per node: max(edge types, 1)
+	wSize                         int // bytes of one weight: 4 or 8
 	tptr, idx, l2g, eids, orig, w []rank.Window
-	slots  int
+	slots                         int
 	// scratch of a layer
 	ptr   []int64 // per node, its stride+1 typed indptr entries
 	full  []*rmaNode

@@ -20,7 +20,7 @@ func TestDispatchMatchesInput(t *testing.T) {
 		in := readInput(t, g)
 		for _, k := range []int{1, 2, 3, 4, 8} {
 			asg := writeAssignment(t, g, k, uint64(k))
-			part := randomParts(&in.m, k, uint64(k))
+			ref := newIDOrder(&in.m, k, randomParts(&in.m, k, uint64(k)))
 			var first string
 			root := t.TempDir()
 			for _, p := range []int{1, 2, 4} {
@@ -28,7 +28,7 @@ func TestDispatchMatchesInput(t *testing.T) {
 				t.Run(name, func(t *testing.T) {
 					out := filepath.Join(root, fmt.Sprintf("parts%d", p))
 					res := dispatch(t, p, g, asg, out)
-					checkPartitions(t, in, part, out)
+					checkPartitions(t, in, ref, out)
 					var cut int64
 					for _, c := range res.Cut {
 						cut += c
@@ -57,7 +57,7 @@ func TestDispatchWithoutEdgeArrays(t *testing.T) {
 	for _, p := range []int{1, 3} {
 		out := filepath.Join(root, fmt.Sprintf("parts%d", p))
 		dispatch(t, p, g, asg, out, Budget(256))
-		checkPartitions(t, in, randomParts(&in.m, 3, 4), out)
+		checkPartitions(t, in, newIDOrder(&in.m, 3, randomParts(&in.m, 3, 4)), out)
 		if p > 1 {
 			sameTree(t, filepath.Join(root, "parts1"), out)
 		}
@@ -87,10 +87,11 @@ func TestDispatchEmptyPartitions(t *testing.T) {
 	if res.Config.Parts[1].InnerNodes != 0 || res.Config.Parts[3].Edges != 0 {
 		t.Fatalf("partitions 1 and 3 are not empty: %+v", res.Config.Parts)
 	}
-	checkPartitions(t, in, part, out)
+	ref := newIDOrder(&in.m, 5, part)
+	checkPartitions(t, in, ref, out)
 	rep, err := inspect(t, 2, out, g)
 	if err != nil || rep.NumViolations != 0 {
 		t.Fatalf("inspect: %v %v", err, rep.Violations)
 	}
-	pullAll(t, 5, out, in, "user", "feat", randomIDs(50))
+	pullAll(t, 5, out, in, ref, "user", "feat", randomIDs(50))
 }

@@ -248,12 +248,41 @@ func readInput(t *testing.T, graphDir string) *inputGraph {
 	return in
 }
 
+// idOrder is the reference new-ID order of an assignment, derived from
+// the assignment alone by the order the README documents, independent of
+// Dispatch, Open, Book and Store: partition 0's nodes first, then
+// partition 1's, ...; inside a partition node type 0's nodes, then type
+// 1's, ...; inside a (partition, type) increasing type-wise input ID.
+type idOrder struct {
+	orig  [][2]int64 // new ID -> (node type, type-wise input ID)
+	start []int64    // partition p holds the new IDs [start[p], start[p+1])
+}
+
+// newIDOrder returns the reference order of the assignment part of the
+// nodes of m into k partitions.
+func newIDOrder(m *graph.Meta, k int, part func(t int, i int64) int32) idOrder {
+	byPart := make([][][2]int64, k)
+	for t := range m.NodeTypes {
+		for i := range m.NumNodes[t] {
+			p := part(t, i)
+			byPart[p] = append(byPart[p], [2]int64{int64(t), i})
+		}
+	}
+	o := idOrder{start: make([]int64, k+1)}
+	for p, nodes := range byPart {
+		o.orig = append(o.orig, nodes...)
+		o.start[p+1] = int64(len(o.orig))
+	}
+	return o
+}
+
 // checkPartitions checks the partition directory out against the input
-// graph and assignment one partition at a time, on one goroutine: every
-// node in exactly one partition (the one assigned), new IDs in DGL's
-// order, every input edge exactly once in its destination's partition,
-// rows equal to the input's.
-func checkPartitions(t *testing.T, in *inputGraph, part func(t int, i int64) int32, out string) {
+// graph and the reference order of its assignment, one partition at a
+// time, on one goroutine: every partition holds the range of new IDs and
+// the inner nodes the reference gives it, every input edge is exactly once
+// in its destination's partition with its endpoints, rows equal the
+// input's.
+func checkPartitions(t *testing.T, in *inputGraph, ref idOrder, out string) {
 	t.Helper()
 	cfgPath, err := FindConfig(out)
 	if err != nil {
@@ -263,12 +292,9 @@ func checkPartitions(t *testing.T, in *inputGraph, part func(t int, i int64) int
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.NumNodes != in.m.TotalNodes() || cfg.NumEdges != in.m.TotalEdges() {
-		t.Fatalf("config counts %d nodes %d edges, input %d %d", cfg.NumNodes, cfg.NumEdges, in.m.TotalNodes(), in.m.TotalEdges())
+	if cfg.NumNodes != in.m.TotalNodes() || cfg.NumEdges != in.m.TotalEdges() || cfg.NumParts != len(ref.start)-1 {
+		t.Fatalf("config counts %d nodes %d edges %d partitions, input %d %d, assignment %d", cfg.NumNodes, cfg.NumEdges, cfg.NumParts, in.m.TotalNodes(), in.m.TotalEdges(), len(ref.start)-1)
 	}
-	newOf := map[[2]int64]int64{} // (type, orig) -> new
-	origOf := map[int64][2]int64{}
-	type edgeSeen struct{ src, dst int64 }
 	seen := map[[2]int64]bool{}
 	var parts []*Partition
 	for p := range cfg.NumParts {
@@ -284,41 +310,12 @@ func checkPartitions(t *testing.T, in *inputGraph, part func(t int, i int64) int
 		}
 		defer pt.Close()
 		parts = append(parts, pt)
-		prev := [2]int64{-1, -1}
-		for i := range pt.NumInner {
-			ty := int64(pt.NodeType[i])
-			key := [2]int64{ty, pt.OrigNIDs[i]}
-			if got := part(int(ty), key[1]); int(got) != p {
-				t.Fatalf("partition %d holds node %v assigned to %d", p, key, got)
-			}
-			if key[0] < prev[0] || (key[0] == prev[0] && key[1] <= prev[1]) {
-				t.Fatalf("partition %d: inner nodes out of (type, input ID) order at %d", p, i)
-			}
-			prev = key
-			if _, dup := newOf[key]; dup {
-				t.Fatalf("node %v in two partitions", key)
-			}
-			newOf[key] = pt.Lo + i
-			origOf[pt.Lo+i] = key
-			if pt.Local2Global[i] != pt.Lo+i || !pt.InnerNode[i] {
-				t.Fatalf("partition %d: inner node %d maps to %d", p, i, pt.Local2Global[i])
-			}
-			lo, _ := pt.Book.TypeRange(p, int(ty))
-			for name, want := range in.nodes[ty] {
-				got := pt.NodeFeat(in.m.NodeTypes[ty], name)
-				if got == nil || !bytes.Equal(got.Row(pt.Lo+i-lo), want.Row(key[1])) {
-					t.Fatalf("partition %d: node %v array %s differs", p, key, name)
-				}
-			}
-		}
+		checkInnerNodes(t, in, ref, pt)
 		for j := pt.NumInner; j < pt.NumLocal(); j++ {
-			if pt.InnerNode[j] || pt.Book.Part(pt.Local2Global[j]) == p {
-				t.Fatalf("partition %d: halo node %d (global %d) is inner", p, j, pt.Local2Global[j])
+			if id := pt.Local2Global[j]; pt.InnerNode[j] || (id >= ref.start[p] && id < ref.start[p+1]) {
+				t.Fatalf("partition %d: halo node %d (global %d) is inner", p, j, id)
 			}
 		}
-	}
-	if int64(len(newOf)) != in.m.TotalNodes() {
-		t.Fatalf("%d nodes in partitions, %d in the input", len(newOf), in.m.TotalNodes())
 	}
 	for p, pt := range parts {
 		elo, _ := pt.Book.EdgePartRange(p)
@@ -337,7 +334,10 @@ func checkPartitions(t *testing.T, in *inputGraph, part func(t int, i int64) int
 				if !ok {
 					t.Fatalf("partition %d holds edge %v not in the input", p, key)
 				}
-				so, do := origOf[src], origOf[dst]
+				if src < 0 || src >= int64(len(ref.orig)) {
+					t.Fatalf("partition %d: edge %v has source %d outside the new IDs", p, key, src)
+				}
+				so, do := ref.orig[src], ref.orig[dst]
 				gotSrc := in.m.NodeOffset(int(so[0])) + so[1]
 				gotDst := in.m.NodeOffset(int(do[0])) + do[1]
 				if gotSrc != want[0] || gotDst != want[1] {
@@ -362,5 +362,33 @@ func checkPartitions(t *testing.T, in *inputGraph, part func(t int, i int64) int
 	}
 	if int64(len(seen)) != in.m.TotalEdges() {
 		t.Fatalf("%d edges in partitions, %d in the input", len(seen), in.m.TotalEdges())
+	}
+}
+
+// checkInnerNodes checks partition pt's range of new IDs, its inner nodes
+// and their rows against the reference order.
+func checkInnerNodes(t *testing.T, in *inputGraph, ref idOrder, pt *Partition) {
+	t.Helper()
+	p := pt.ID
+	if pt.Lo != ref.start[p] || pt.NumInner != ref.start[p+1]-ref.start[p] {
+		t.Fatalf("partition %d holds new IDs [%d,%d), the assignment gives it [%d,%d)", p, pt.Lo, pt.Lo+pt.NumInner, ref.start[p], ref.start[p+1])
+	}
+	row := make([]int64, len(in.m.NodeTypes)) // next row of each type's arrays
+	for i := range pt.NumInner {
+		want := ref.orig[pt.Lo+i]
+		if got := [2]int64{int64(pt.NodeType[i]), pt.OrigNIDs[i]}; got != want {
+			t.Fatalf("partition %d: inner node %d (new ID %d) is (type, input ID) %v, the assignment's order gives %v", p, i, pt.Lo+i, got, want)
+		}
+		if pt.Local2Global[i] != pt.Lo+i || !pt.InnerNode[i] {
+			t.Fatalf("partition %d: inner node %d maps to %d", p, i, pt.Local2Global[i])
+		}
+		ty := want[0]
+		for name, ten := range in.nodes[ty] {
+			got := pt.NodeFeat(in.m.NodeTypes[ty], name)
+			if got == nil || !bytes.Equal(got.Row(row[ty]), ten.Row(want[1])) {
+				t.Fatalf("partition %d: node %v array %s differs", p, want, name)
+			}
+		}
+		row[ty]++
 	}
 }

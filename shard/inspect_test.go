@@ -2,6 +2,7 @@ package shard
 
 import (
 	"encoding/binary"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"gnnrun/collective"
 	"gnnrun/graphio"
+	"gnnrun/parteval"
 )
 
 // inspect runs Inspect on p ranks, with the input graph when graphDir is
@@ -39,7 +41,12 @@ func TestInspectSound(t *testing.T) {
 		g := genGraph(t, 7, hetero)
 		for _, k := range []int{1, 3, 8} {
 			out := filepath.Join(t.TempDir(), "parts")
-			res := dispatch(t, 2, g, writeAssignment(t, g, k, 11), out)
+			asg := writeAssignment(t, g, k, 11)
+			res := dispatch(t, 2, g, asg, out)
+			measured, err := parteval.EvaluateFiles(g, asg, parteval.Measure("nodes,edges,train"))
+			if err != nil {
+				t.Fatal(err)
+			}
 			for _, p := range []int{1, 2, 4} {
 				for _, withInput := range []string{"", g} {
 					rep, err := inspect(t, p, out, withInput)
@@ -54,8 +61,38 @@ func TestInspectSound(t *testing.T) {
 							t.Errorf("partition %d: inspect %+v, dispatch halo %d cut %d", i, pr, res.Halo[i], res.Cut[i])
 						}
 					}
+					checkInspectCounts(t, rep, measured)
 				}
 			}
+		}
+	}
+}
+
+// checkInspectCounts fails unless inspect's per-partition counts and
+// balance are those parteval measures from the input and the assignment:
+// a partition's inner nodes, its in-edges (the in-degrees of its nodes),
+// its training nodes, and the cut (in-edges from a halo node, summed).
+func checkInspectCounts(t *testing.T, rep *InspectReport, m *parteval.Result) {
+	t.Helper()
+	nodes, edges, train := m.Of("nodes"), m.Of("edges"), m.Of("train")
+	var cut int64
+	for i, pr := range rep.Parts {
+		if pr.Inner != nodes.Parts[i] || pr.Edges != edges.Parts[i] || pr.Train != train.Parts[i] {
+			t.Errorf("partition %d: inspect counts %d nodes, %d edges, %d training nodes; the assignment gives it %d, %d, %d",
+				i, pr.Inner, pr.Edges, pr.Train, nodes.Parts[i], edges.Parts[i], train.Parts[i])
+		}
+		cut += pr.Cut
+	}
+	if cut != m.Cut {
+		t.Errorf("inspect counts a cut of %d, the assignment's is %d", cut, m.Cut)
+	}
+	nb, eb, tb := rep.Balance()
+	for _, c := range []struct {
+		got  float64
+		want *parteval.Balance
+	}{{nb, nodes}, {eb, edges}, {tb, train}} {
+		if math.Abs(c.got-c.want.Imbalance) > 1e-9 {
+			t.Errorf("inspect's %s balance is %.6f, the assignment's %.6f", c.want.Name, c.got, c.want.Imbalance)
 		}
 	}
 }

@@ -16,66 +16,80 @@ import (
 
 // pullAll serves the partitions on p ranks, pulls ids on every rank over
 // both transports, and checks the rows against the input's row of each
-// node's original ID.
-func pullAll(t *testing.T, p int, out string, in *inputGraph, ntype, name string, ids func(rank int, n int64) []int64, opts ...OpenOption) {
+// node, found by the reference order of the assignment (not by the
+// partition's own maps): the feature stores, and the store of original
+// IDs.
+func pullAll(t *testing.T, p int, out string, in *inputGraph, ref idOrder, ntype, name string, ids func(rank int, n int64) []int64, opts ...OpenOption) {
 	t.Helper()
+	ti := slices.Index(in.m.NodeTypes, ntype)
 	world(t, p, func(c *collective.Comm) error {
 		pt, err := Serve(c, out, opts...)
 		if err != nil {
 			return err
 		}
 		defer pt.Close()
-		cfg := pt.Config
-		// No deferred Close: it is collective, and a rank returning an
-		// error must not wait in it for ranks still pulling.
+		// No deferred Close of the stores: it is collective, and a rank
+		// returning an error must not wait in it for ranks still pulling.
+		var mine []int64
+		var wantRows, wantOrig []byte
+		local := int64(0)
+		for _, id := range ids(c.Rank(), int64(len(ref.orig))) {
+			if o := ref.orig[id]; o[0] == int64(ti) {
+				mine = append(mine, id)
+				wantRows = append(wantRows, in.nodes[ti][name].Row(o[1])...)
+				wantOrig = binary.LittleEndian.AppendUint64(wantOrig, uint64(o[1]))
+				for _, q := range pt.Parts {
+					if id >= ref.start[q.ID] && id < ref.start[q.ID+1] {
+						local++
+					}
+				}
+			}
+		}
+		if c.Size() > 1 && len(mine) > 20 && local == int64(len(mine)) {
+			return fmt.Errorf("rank %d: all %d IDs drawn are local; the test needs remote ones", c.Rank(), len(mine))
+		}
 		orig, err := NewOrigIDStore(c, pt, Alltoall, StoreBudget(1000))
 		if err != nil {
 			return err
 		}
-		ti := slices.Index(cfg.NodeTypes, ntype)
-		var want []byte
-		var mine []int64
-		for _, id := range ids(c.Rank(), cfg.NumNodes) {
-			if pt.Book.NodeType(id) == ti {
-				mine = append(mine, id)
-			}
-		}
-		origs, err := orig.Pull(mine)
+		got, err := orig.Pull(mine)
 		if err != nil {
 			return err
 		}
-		ref := in.nodes[ti][name]
-		for i := range mine {
-			o := int64(binary.LittleEndian.Uint64(origs[8*i:]))
-			want = append(want, ref.Row(o)...)
+		if !bytes.Equal(got, wantOrig) {
+			return fmt.Errorf("rank %d: original IDs of %d nodes differ from the assignment's order", c.Rank(), len(mine))
 		}
 		for _, tr := range []Transport{Alltoall, RMA} {
-			s, err := NewStore(c, pt, ntype, name, tr, StoreBudget(1000))
-			if err != nil {
-				return err
-			}
-			got, err := s.Pull(mine)
-			if err != nil {
-				return err
-			}
-			if !bytes.Equal(got, want) {
-				return fmt.Errorf("rank %d: %s pull of %d rows of %s/%s differs from the input", c.Rank(), tr, len(mine), ntype, name)
-			}
-			st := s.Stats()
-			lo, hi := pt.Book.TypeRange(pt.Parts[0].ID, ti)
-			if c.Size() > 1 && len(mine) > 20 && hi-lo > 5 && (st.RemoteRows == 0 || st.LocalRows == 0) {
-				return fmt.Errorf("rank %d: %s pull was not mixed local/remote: %+v", c.Rank(), tr, st)
-			}
-			// An empty pull works too (every rank must still take part).
-			if _, err := s.Pull(nil); err != nil {
-				return err
-			}
-			if err := s.Close(); err != nil {
+			if err := pullRows(c, pt, ntype, name, tr, mine, wantRows, local); err != nil {
 				return err
 			}
 		}
 		return orig.Close()
 	})
+}
+
+// pullRows pulls the rows of ids from a new store over tr, and checks them
+// and the store's count of local rows.
+func pullRows(c *collective.Comm, pt *Served, ntype, name string, tr Transport, ids []int64, want []byte, local int64) error {
+	s, err := NewStore(c, pt, ntype, name, tr, StoreBudget(1000))
+	if err != nil {
+		return err
+	}
+	got, err := s.Pull(ids)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(got, want) {
+		return fmt.Errorf("rank %d: %s pull of %d rows of %s/%s differs from the input", c.Rank(), tr, len(ids), ntype, name)
+	}
+	if st := s.Stats(); st.LocalRows != local || st.RemoteRows != int64(len(ids))-local {
+		return fmt.Errorf("rank %d: %s pull served %d rows locally and %d remotely; %d of the %d are in its partitions", c.Rank(), tr, st.LocalRows, st.RemoteRows, local, len(ids))
+	}
+	// An empty pull works too (every rank must still take part).
+	if _, err := s.Pull(nil); err != nil {
+		return err
+	}
+	return s.Close()
 }
 
 // randomIDs draws n IDs per rank spanning all partitions.
@@ -103,10 +117,11 @@ func TestStorePullMatchesInput(t *testing.T) {
 			k := kp.k[0]
 			out := filepath.Join(t.TempDir(), "parts")
 			dispatch(t, 2, g, writeAssignment(t, g, k, 5), out)
+			ref := newIDOrder(&in.m, k, randomParts(&in.m, k, 5))
 			for _, p := range kp.ps {
 				for _, nt := range in.m.NodeTypes {
 					t.Run(fmt.Sprintf("hetero=%v/K=%d/P=%d/%s", hetero, k, p, nt), func(t *testing.T) {
-						pullAll(t, p, out, in, nt, "feat", randomIDs(300))
+						pullAll(t, p, out, in, ref, nt, "feat", randomIDs(300))
 					})
 				}
 			}
@@ -119,7 +134,8 @@ func TestStoreCompressedShm(t *testing.T) {
 	in := readInput(t, g)
 	out := filepath.Join(t.TempDir(), "parts")
 	dispatch(t, 3, g, writeAssignment(t, g, 2, 1), out, Compress(true))
-	checkPartitions(t, in, randomParts(&in.m, 2, 1), out)
+	ref := newIDOrder(&in.m, 2, randomParts(&in.m, 2, 1))
+	checkPartitions(t, in, ref, out)
 	plain := filepath.Join(t.TempDir(), "plain")
 	dispatch(t, 1, g, writeAssignment(t, g, 2, 1), plain)
 	// The compressed files decompress to the plain ones.
@@ -138,7 +154,7 @@ func TestStoreCompressedShm(t *testing.T) {
 	// Four ranks on two partitions, and one rank decompressing both.
 	for _, p := range []int{4, 1} {
 		shm := t.TempDir()
-		pullAll(t, p, out, in, "user", "feat", randomIDs(200), ShmDir(shm))
+		pullAll(t, p, out, in, ref, "user", "feat", randomIDs(200), ShmDir(shm))
 		left, _ := os.ReadDir(shm)
 		if len(left) != 0 {
 			t.Errorf("P=%d: shared memory not released: %d entries left in %s", p, len(left), shm)

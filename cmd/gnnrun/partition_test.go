@@ -2,16 +2,17 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"gnnrun/graphio"
+	"gnnrun/parteval"
 )
 
 // plantedGraph writes an edge list of k blocks of b nodes, each node linked
@@ -67,17 +68,22 @@ func readParts(t *testing.T, path string) []int {
 }
 
 // TestPartitionFindsPlantedBlocks runs the binary alone and on 1, 2 and 4
-// ranks; every run must put each block in one part (the planted cut), and
-// reruns must write identical files.
+// ranks; every run must put each block in one part (the planted cut,
+// measured from the files, as in the .part file), and reruns must write
+// identical files.
 func TestPartitionFindsPlantedBlocks(t *testing.T) {
 	dir := t.TempDir()
 	in, block := plantedGraph(t, dir, 4, 300, 20)
 	for _, np := range []int{0, 1, 2, 4} {
 		for _, method := range []string{"kway", "rb"} {
 			out := filepath.Join(dir, fmt.Sprintf("out-%d-%s", np, method))
-			r := mustRun(t, np, "partition", "--in", in, "--parts", "4", "--out", out, "--method", method, "--max-replicated", "3000")
-			if !strings.Contains(r.stdout, "cut 20;") {
-				t.Errorf("np=%d %s: planted cut is 20: %s", np, method, r.stdout)
+			res := partitionAndMeasure(t, np, in, out, "nodes", "--parts", "4", "--method", method, "--max-replicated", "3000")
+			if res.Cut != 20 {
+				t.Errorf("np=%d %s: cut %d, the planted cut is 20", np, method, res.Cut)
+			}
+			checkBalanced(t, out, res, "nodes")
+			if gp := evaluate(t, in, filepath.Join(out, "planted.part"), parteval.Parts(4)); gp.Cut != res.Cut || !slices.Equal(gp.Balance[0].Parts, res.Balance[0].Parts) {
+				t.Errorf("np=%d %s: planted.part (cut %d, %v) is not the assignment of _N.txt (cut %d, %v)", np, method, gp.Cut, gp.Balance[0].Parts, res.Cut, res.Balance[0].Parts)
 			}
 			parts := readParts(t, filepath.Join(out, "planted.part"))
 			if len(parts) != len(block) {
@@ -147,40 +153,83 @@ func writeMaskedGraph(t *testing.T, dir string, n int, badMask bool) string {
 }
 
 // TestPartitionMultiConstraint balances nodes, training nodes and edges at
-// once; every constraint must end within 1.03, and the cut is logged next
-// to the cut of balancing nodes alone.
+// once; every constraint must end within 1.03 as measured from the files,
+// and the cut is logged next to the cut of balancing nodes alone.
 func TestPartitionMultiConstraint(t *testing.T) {
 	dir := t.TempDir()
 	in := writeMaskedGraph(t, dir, 4000, false)
-	cuts := map[string]int64{}
+	res := map[string]*parteval.Result{}
 	for _, balance := range []string{"nodes", "nodes,train,edges"} {
-		rep := filepath.Join(dir, "report-"+balance+".json")
-		mustRun(t, 2, "partition", "--in", in, "--parts", "4", "--out", filepath.Join(dir, balance), "--balance", balance, "--report", rep)
-		var r struct {
-			Results struct {
-				Cut         int64     `json:"cut"`
-				Imbalance   []float64 `json:"imbalance"`
-				Constraints []string  `json:"constraints"`
-			} `json:"results"`
-		}
-		raw, err := os.ReadFile(rep)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(raw, &r); err != nil {
-			t.Fatal(err)
-		}
-		if len(r.Results.Imbalance) != strings.Count(balance, ",")+1 {
-			t.Fatalf("%s: imbalance %v for constraints %v", balance, r.Results.Imbalance, r.Results.Constraints)
-		}
-		for i, x := range r.Results.Imbalance {
-			if x > 1.03+1e-9 {
-				t.Errorf("%s: constraint %s imbalance %.4f above 1.03", balance, r.Results.Constraints[i], x)
-			}
-		}
-		cuts[balance] = r.Results.Cut
+		out := filepath.Join(dir, balance)
+		res[balance] = partitionAndMeasure(t, 2, in, out, "nodes,train,edges", "--parts", "4", "--balance", balance)
+		checkBalanced(t, out, res[balance], strings.Split(balance, ",")...)
 	}
-	t.Logf("cut balancing nodes only: %d; nodes + train + edges: %d", cuts["nodes"], cuts["nodes,train,edges"])
+	alone, all := res["nodes"], res["nodes,train,edges"]
+	t.Logf("balancing nodes only: cut %d, train imbalance %.4f; nodes + train + edges: cut %d, train imbalance %.4f",
+		alone.Cut, imbalanceOf(t, alone, "train"), all.Cut, imbalanceOf(t, all, "train"))
+}
+
+// writeRegionMesh writes a side x side grid (node y*side+x linked to its
+// right and lower neighbours) in the chunked format, whose training nodes
+// fill one corner quarter (x, y < side/2): a min-cut partition balanced on
+// nodes alone puts that corner in one or two parts.
+func writeRegionMesh(t *testing.T, dir string, side int) string {
+	t.Helper()
+	var edges []int64
+	mask := make([]bool, side*side)
+	for y := range side {
+		for x := range side {
+			v := int64(y*side + x)
+			if x+1 < side {
+				edges = append(edges, v, v+1)
+			}
+			if y+1 < side {
+				edges = append(edges, v, v+int64(side))
+			}
+			mask[v] = x < side/2 && y < side/2
+		}
+	}
+	m := int64(len(edges) / 2)
+	if err := graphio.WriteNpySlice(filepath.Join(dir, "edges.npy"), edges, m, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := graphio.WriteNpySlice(filepath.Join(dir, "train_mask.npy"), mask, int64(len(mask))); err != nil {
+		t.Fatal(err)
+	}
+	md := &graphio.Metadata{
+		GraphName: "mesh", NodeType: []string{"_N"}, NumNodesPerType: []int64{int64(side * side)},
+		EdgeType: []string{"_N:_E:_N"}, NumEdgesPerType: []int64{m},
+		Edges:    map[string]graphio.ChunkSpec{"_N:_E:_N": {Format: graphio.Format{Name: "numpy"}, Data: []string{"edges.npy"}}},
+		NodeData: map[string]map[string]graphio.ChunkSpec{"_N": {"train_mask": {Format: graphio.Format{Name: "numpy"}, Data: []string{"train_mask.npy"}}}},
+	}
+	path := filepath.Join(dir, "metadata.json")
+	if err := graphio.WriteMetadata(path, md); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestPartitionTrainRegion partitions a mesh whose training nodes fill one
+// quarter into 4 parts on 1 and 2 ranks: balanced on nodes alone, the
+// training nodes end far out of balance (measured by parteval from the
+// files, not by what partition prints); --balance nodes,train must bring
+// them within 1.03 without unbalancing the nodes.
+func TestPartitionTrainRegion(t *testing.T) {
+	dir := t.TempDir()
+	in := writeRegionMesh(t, dir, 64)
+	for _, np := range []int{1, 2} {
+		out := filepath.Join(dir, fmt.Sprintf("nodes-%d", np))
+		alone := partitionAndMeasure(t, np, in, out, "nodes,train", "--parts", "4", "--balance", "nodes")
+		checkBalanced(t, out, alone, "nodes")
+		if x := imbalanceOf(t, alone, "train"); x < 1.5 {
+			t.Errorf("np=%d: balancing nodes alone left the training nodes at imbalance %.4f (%v); the test needs a partition that does not balance them by chance", np, x, alone.Of("train").Parts)
+		}
+		out = filepath.Join(dir, fmt.Sprintf("train-%d", np))
+		both := partitionAndMeasure(t, np, in, out, "nodes,train", "--parts", "4", "--balance", "nodes,train")
+		checkBalanced(t, out, both, "nodes", "train")
+		t.Logf("np=%d: nodes only: cut %d, train imbalance %.4f %v; nodes,train: cut %d, train imbalance %.4f %v", np,
+			alone.Cut, imbalanceOf(t, alone, "train"), alone.Of("train").Parts, both.Cut, imbalanceOf(t, both, "train"), both.Of("train").Parts)
+	}
 }
 
 // TestPartitionBadInput checks that each bad input ends a 4-rank job with a
@@ -226,20 +275,25 @@ func TestPartitionBadInput(t *testing.T) {
 }
 
 // TestPartitionRandomAndHierarchy checks the baseline and the two-level
-// mode: the random cut must be far above the planted one, and a 2x2
-// hierarchy must keep the planted blocks whole.
+// mode, measured from the files: the random cut must be far above the
+// planted one, a 2x2 hierarchy must find the planted cut, and both must
+// balance the nodes.
 func TestPartitionRandomAndHierarchy(t *testing.T) {
 	dir := t.TempDir()
 	in, _ := plantedGraph(t, dir, 4, 200, 12)
-	r := mustRun(t, 2, "partition", "--in", in, "--parts", "4", "--out", filepath.Join(dir, "rand"), "--algo", "random")
-	if strings.Contains(r.stdout, "cut 12;") {
-		t.Fatalf("random partition found the planted cut: %s", r.stdout)
+	const edges = 4*200*4 + 12
+	rnd := partitionAndMeasure(t, 2, in, filepath.Join(dir, "rand"), "nodes", "--parts", "4", "--algo", "random")
+	// A random part for each end cuts about 3/4 of the edges.
+	if rnd.Cut < edges/2 {
+		t.Errorf("random partition cuts %d of %d edges", rnd.Cut, edges)
 	}
-	r = mustRun(t, 4, "partition", "--in", in, "--parts", "4", "--out", filepath.Join(dir, "hier"), "--hierarchy", "2x2")
-	if !strings.Contains(r.stdout, "cut 12;") {
-		t.Fatalf("hierarchical partition missed the planted cut: %s", r.stdout)
+	checkBalanced(t, "random", rnd, "nodes")
+	hier := partitionAndMeasure(t, 4, in, filepath.Join(dir, "hier"), "nodes", "--parts", "4", "--hierarchy", "2x2")
+	if hier.Cut != 12 {
+		t.Errorf("hierarchical partition cuts %d, the planted cut is 12", hier.Cut)
 	}
-	r = runGnnrun(t, 0, time.Minute, nil, "partition", "--in", in, "--parts", "4", "--out", filepath.Join(dir, "hier"), "--hierarchy", "2x2")
+	checkBalanced(t, "hierarchy", hier, "nodes")
+	r := runGnnrun(t, 0, time.Minute, nil, "partition", "--in", in, "--parts", "4", "--out", filepath.Join(dir, "hier"), "--hierarchy", "2x2")
 	if r.err == nil || !strings.Contains(r.stderr, "--overwrite") {
 		t.Fatalf("an existing assignment was overwritten without --overwrite: %v", r)
 	}
