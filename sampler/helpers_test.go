@@ -176,8 +176,8 @@ func (f *fixture) addWeights(t *testing.T) {
 	}
 }
 
-// readNewIDs maps every new node ID to its homogeneous input ID from the
-// partition files.
+// readNewIDs maps every new node ID to its homogeneous input ID, and every
+// input edge to its new ID, from the partition files.
 func (f *fixture) readNewIDs(t *testing.T) {
 	t.Helper()
 	cfgPath, err := shard.FindConfig(f.parts)
@@ -199,6 +199,19 @@ func (f *fixture) readNewIDs(t *testing.T) {
 		lo, _ := book.PartRange(q)
 		for i, o := range origs {
 			f.orig[lo+int64(i)] = f.meta.NodeOffset(int(types[i])) + o
+		}
+	}
+	// Edges: (type, type-wise input ID) -> new ID.
+	f.newEdge = map[[2]int64]int64{}
+	for _, pf := range cfg.Parts {
+		ids := readInt64s(t, filepath.Join(f.parts, pf.EdgeIDs))
+		origs := readInt64s(t, filepath.Join(f.parts, pf.OrigEIDs))
+		types, err := graph.View[int16](readNpy(t, filepath.Join(f.parts, pf.EdgeType)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for q := range ids {
+			f.newEdge[[2]int64{int64(types[q]), origs[q]}] = ids[q]
 		}
 	}
 }

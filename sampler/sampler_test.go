@@ -215,27 +215,14 @@ next:
 	return out
 }
 
-// edgeNewID returns the new ID of input edge (et, id), read from the
-// partition files plainly.
+// edgeNewID returns the new ID of input edge (et, id).
 func (f *fixture) edgeNewID(t *testing.T, et int, id int64) int64 {
 	t.Helper()
-	if f.newEdge == nil {
-		cfgPath, _ := shard.FindConfig(f.parts)
-		cfg, err := shard.ReadConfig(cfgPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.newEdge = map[[2]int64]int64{}
-		for _, pf := range cfg.Parts {
-			ids := readInt64s(t, f.parts+"/"+pf.EdgeIDs)
-			origs := readInt64s(t, f.parts+"/"+pf.OrigEIDs)
-			types, _ := graph.View[int16](readNpy(t, f.parts+"/"+pf.EdgeType))
-			for q := range ids {
-				f.newEdge[[2]int64{int64(types[q]), origs[q]}] = ids[q]
-			}
-		}
+	n, ok := f.newEdge[[2]int64{int64(et), id}]
+	if !ok {
+		t.Fatalf("input edge %d of type %d is in no partition", id, et)
 	}
-	return f.newEdge[[2]int64{int64(et), id}]
+	return n
 }
 
 // optionCases are the ways of drawing every test runs: uniform and
@@ -297,6 +284,51 @@ func TestSampleSameAtAnyRankCount(t *testing.T) {
 								t.Fatalf("%s P=%d: batch %d differs from P=1's", tr, p, b)
 							}
 						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// Exclusions remove edges before the draw, at every layer: by edge ID (a
+// batch's own positive edges) and by source (their reverse edges). The
+// counts are taken over what is left, and both transports agree.
+func TestSampleExclusions(t *testing.T) {
+	for _, hetero := range []bool{false, true} {
+		f := getFixture(t, hetero, 4)
+		newID := f.newIDs()
+		// Exclude, for each seed with in-edges, its first input in-edge of
+		// each type: by ID for even seeds, by source for odd ones.
+		excl := func(_ int64, seeds []int64) []Exclusion {
+			var xs []Exclusion
+			for i, v := range seeds {
+				for et := range f.meta.EdgeTypes {
+					ids := f.in[et][f.orig[v]]
+					if len(ids) == 0 {
+						continue
+					}
+					x := Exclusion{Dst: v, EType: et, EID: -1, Src: newID[f.src[et][ids[0]]]}
+					if i%2 == 0 {
+						x.EID, x.Src = f.edgeNewID(t, et, ids[0]), 0
+					}
+					xs = append(xs, x)
+				}
+			}
+			return xs
+		}
+		for _, name := range []string{"uniform", "all", "weighted"} {
+			o := optionCases(hetero)[name]
+			t.Run(fmt.Sprintf("hetero=%v/%s", hetero, name), func(t *testing.T) {
+				ref := sampleOn(t, f, 2, o, excl)
+				for _, s := range ref {
+					f.checkBatch(t, s, o)
+				}
+				o.Transport = shard.RMA
+				got := sampleOn(t, f, 4, o, excl)
+				for b := range int64(testBatches) {
+					if f.canonical(t, got[b]) != f.canonical(t, ref[b]) {
+						t.Fatalf("rma P=4: batch %d differs from alltoall P=2's", b)
 					}
 				}
 			})
