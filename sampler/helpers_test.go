@@ -26,12 +26,16 @@ import (
 // small message limit, so the exchanges go in several rounds.
 func world(t *testing.T, p int, fn func(c *collective.Comm) error) {
 	t.Helper()
-	err := rank.RunLocal(p, func(rc rank.Comm) error {
-		return fn(collective.MustNew(rc, collective.MaxMessage(1<<12)))
-	}, rank.Timeout(2*time.Minute), rank.RanksPerHost(2))
-	if err != nil {
+	if err := worldRun(p, fn); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// worldRun is world returning the first rank's error.
+func worldRun(p int, fn func(c *collective.Comm) error) error {
+	return rank.RunLocal(p, func(rc rank.Comm) error {
+		return fn(collective.MustNew(rc, collective.MaxMessage(1<<12)))
+	}, rank.Timeout(2*time.Minute), rank.RanksPerHost(2))
 }
 
 // fixture is a generated graph, dispatched into partitions, with the input
@@ -49,6 +53,9 @@ type fixture struct {
 	weight [][]float32
 	// newEdge maps (etype, type-wise input ID) to the new edge ID.
 	newEdge map[[2]int64]int64
+	// train and label of every input node of type 0 (homogeneous ID).
+	train map[int64]bool
+	label map[int64]int64
 }
 
 var (
@@ -133,6 +140,12 @@ func (f *fixture) readInput(t *testing.T) {
 			for id, d := range f.dst[et] {
 				f.in[et][d] = append(f.in[et][d], int64(id))
 			}
+		}
+		f.train, f.label = map[int64]bool{}, map[int64]int64{}
+		mask, label := g.Nodes.Get(0, "train_mask"), g.Nodes.Get(0, "label")
+		for i := range f.meta.NumNodes[0] {
+			f.train[i] = mask.Float64At(i, 0) != 0
+			f.label[i] = int64(label.Float64At(i, 0))
 		}
 		return nil
 	})

@@ -37,6 +37,10 @@ type Options struct {
 	// Budget bounds the bytes one rank receives in one step of an
 	// all-to-all exchange (default 256 MiB).
 	Budget int
+	// Link makes link-prediction batches (SampleTask of edge tasks).
+	Link *LinkOptions
+	// Labels names the node array node batches carry for their seeds.
+	Labels LabelSpec
 }
 
 // ParseFanouts parses "15,10,5" (-1: all in-edges). Every value must be -1

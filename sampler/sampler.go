@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"gnnrun/collective"
+	"gnnrun/graph"
 	"gnnrun/shard"
 )
 
@@ -26,6 +27,11 @@ type Sampler struct {
 	draws   nodeDraws
 	remote  remoteDraws
 	stats   Stats
+
+	link       *linkSampler  // link tasks
+	labels     *shard.Store  // the seeds' labels of node tasks
+	labelType  graph.DType   // ... their element type
+	labelShape []int64       // ... and row shape
 
 	// per-batch scratch
 	ids              idMap
@@ -86,13 +92,40 @@ func New(c *collective.Comm, s *shard.Served, o Options) (*Sampler, error) {
 	case shard.Alltoall:
 		sm.remote = &alltoallDraws{sm: sm}
 	case shard.RMA:
-		sm.remote, err = newRMADraws(sm)
+		var r *rmaDraws
+		if r, err = newRMADraws(sm); err == nil {
+			sm.remote = r
+		}
+	}
+	if err == nil {
+		err = sm.openTasks()
 	}
 	if err != nil {
-		sm.c.Free()
+		sm.Close()
 		return nil, err
 	}
 	return sm, nil
+}
+
+// openTasks prepares what SampleTask adds to the blocks: negatives, and
+// the label store. It is collective.
+func (s *Sampler) openTasks() error {
+	var err error
+	if s.o.Link != nil {
+		if s.link, err = newLinkSampler(s.c, s.served, *s.o.Link, s.o.Transport); err != nil {
+			return err
+		}
+	}
+	if s.o.Labels.Name == "" {
+		return nil
+	}
+	if s.labels, err = shard.NewStore(s.c, s.served, s.o.Labels.NType, s.o.Labels.Name, s.o.Transport, shard.StoreBudget(s.o.Budget)); err != nil {
+		return err
+	}
+	// NewStore checked that every served partition has the array, alike.
+	t := s.served.Parts[0].NodeFeat(s.o.Labels.NType, s.o.Labels.Name)
+	s.labelType, s.labelShape = t.DType, t.RowShape()
+	return nil
 }
 
 // Layers returns the number of layers (blocks) of every batch.
@@ -101,11 +134,26 @@ func (s *Sampler) Layers() int { return len(s.fanouts) }
 // Stats returns what the sampler did so far.
 func (s *Sampler) Stats() Stats { return s.stats }
 
-// Close releases the sampler's windows and communicator; it is collective.
+// Close releases the sampler's stores, windows and communicator; it is
+// collective.
 func (s *Sampler) Close() error {
-	first := s.remote.close()
-	if err := s.c.Free(); err != nil && first == nil {
-		first = err
+	var first error
+	keep := func(err error) {
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	if s.link != nil {
+		keep(s.link.close())
+	}
+	if s.labels != nil {
+		keep(s.labels.Close())
+	}
+	if s.remote != nil {
+		keep(s.remote.close())
+	}
+	if s.c != nil {
+		keep(s.c.Free())
 	}
 	return first
 }

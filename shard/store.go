@@ -114,14 +114,12 @@ type pullScratch struct {
 // from memory and each other partition from one of the ranks serving it.
 // It is collective.
 func NewStore(c *collective.Comm, s *Served, ntype, name string, t Transport, opts ...StoreOption) (*Store, error) {
-	ti := slices.Index(s.Config.NodeTypes, ntype)
 	var err error
 	dtype, shape := graph.InvalidDType, []int64(nil)
-	own := make([]ownRows, len(s.Parts))
-	switch {
-	case ti < 0:
+	rows := make([][]byte, len(s.Parts))
+	if slices.Index(s.Config.NodeTypes, ntype) < 0 {
 		err = errorf("store: no node type %q (types %v)", ntype, s.Config.NodeTypes)
-	default:
+	} else {
 		for k, p := range s.Parts {
 			ten := p.NodeFeat(ntype, name)
 			if ten == nil {
@@ -133,8 +131,7 @@ func NewStore(c *collective.Comm, s *Served, ntype, name string, t Transport, op
 				break
 			}
 			dtype, shape = ten.DType, ten.RowShape()
-			own[k].lo, own[k].hi = s.Book.TypeRange(p.ID, ti)
-			own[k].data = ten.Data
+			rows[k] = ten.Data
 		}
 	}
 	if err := collective.Agree(c, err); err != nil {
@@ -144,6 +141,35 @@ func NewStore(c *collective.Comm, s *Served, ntype, name string, t Transport, op
 	for _, d := range shape {
 		rb *= int(d)
 	}
+	return NewRowStore(c, s, ntype, fmt.Sprintf("%s/%s", ntype, name), rows, rb, t, opts...)
+}
+
+// NewRowStore returns a store of rows of rowBytes per node of type ntype
+// that the caller computed: rows[k] holds the rows of the nodes of the type
+// in s.Parts[k], in new-ID order. what names the rows in errors. It is
+// collective.
+func NewRowStore(c *collective.Comm, s *Served, ntype, what string, rows [][]byte, rowBytes int, t Transport, opts ...StoreOption) (*Store, error) {
+	ti := slices.Index(s.Config.NodeTypes, ntype)
+	var err error
+	if ti < 0 {
+		err = errorf("store %s: no node type %q (types %v)", what, ntype, s.Config.NodeTypes)
+	} else if len(rows) != len(s.Parts) {
+		err = errorf("store %s: rows of %d partitions for the %d served here", what, len(rows), len(s.Parts))
+	}
+	own := make([]ownRows, len(s.Parts))
+	for k, p := range s.Parts {
+		if err != nil {
+			break
+		}
+		own[k].lo, own[k].hi = s.Book.TypeRange(p.ID, ti)
+		own[k].data = rows[k]
+		if int64(len(rows[k])) != (own[k].hi-own[k].lo)*int64(rowBytes) {
+			err = errorf("store %s: %d bytes of rows for the %d nodes of type %s in partition %d, rows of %d bytes", what, len(rows[k]), own[k].hi-own[k].lo, ntype, p.ID, rowBytes)
+		}
+	}
+	if err := collective.Agree(c, err); err != nil {
+		return nil, err
+	}
 	book := s.Book
 	locate := func(id int64) (int, int64, error) {
 		if id < 0 || id >= book.NumNodes() {
@@ -151,11 +177,11 @@ func NewStore(c *collective.Comm, s *Served, ntype, name string, t Transport, op
 		}
 		part, typ, row := book.TypeRow(id)
 		if typ != ti {
-			return 0, 0, errorf("store: node %d is of type %q; this store serves %s/%s", id, s.Config.NodeTypes[typ], ntype, name)
+			return 0, 0, errorf("store: node %d is of type %q; this store serves %s", id, s.Config.NodeTypes[typ], what)
 		}
 		return part, row, nil
 	}
-	return newStore(c, s, fmt.Sprintf("%s/%s", ntype, name), own, rb, locate, t, opts)
+	return newStore(c, s, what, own, rowBytes, locate, t, opts)
 }
 
 // NewOrigIDStore returns the store of the type-wise original ID (one int64

@@ -1,0 +1,191 @@
+package sampler
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"gnnrun/collective"
+	"gnnrun/shard"
+)
+
+// planOn makes a plan on p ranks and returns every rank's tasks of epochs
+// 0 and 1 and its stats.
+func planOn(t *testing.T, f *fixture, p int, mk func(c *collective.Comm, s *shard.Served) (*Plan, error)) ([][]Task, []PlanStats) {
+	t.Helper()
+	var mu sync.Mutex
+	tasks := make([][]Task, p)
+	stats := make([]PlanStats, p)
+	world(t, p, func(c *collective.Comm) error {
+		s, err := shard.Serve(c, f.parts)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		pl, err := mk(c, s)
+		if err != nil {
+			return err
+		}
+		got := append(pl.Epoch(9, 0), pl.Epoch(9, 1)...)
+		mu.Lock()
+		tasks[c.Rank()], stats[c.Rank()] = got, pl.Stats()
+		mu.Unlock()
+		return nil
+	})
+	return tasks, stats
+}
+
+// byNumber indexes tasks by (epoch, number), failing on a repeat.
+func byNumber(t *testing.T, tasks [][]Task) map[[2]int64]Task {
+	t.Helper()
+	out := map[[2]int64]Task{}
+	for _, ts := range tasks {
+		for _, k := range ts {
+			key := [2]int64{int64(k.Epoch), k.Number}
+			if _, dup := out[key]; dup {
+				t.Fatalf("batch %d of epoch %d given twice", k.Number, k.Epoch)
+			}
+			out[key] = k
+		}
+	}
+	return out
+}
+
+// The split: at 1 rank an epoch's batches hold every training node once;
+// at any rank count every rank runs as many batches, fewer than P are
+// dropped, and batch b is the same as at 1 rank; at P = K most seeds are
+// the rank's own; epochs differ.
+func TestNodePlan(t *testing.T) {
+	f := getFixture(t, true, 4)
+	mk := func(c *collective.Comm, s *shard.Served) (*Plan, error) { return NewNodePlan(c, s, "user", "train_mask", 10) }
+	one, st := planOn(t, f, 1, mk)
+	ref := byNumber(t, one)
+	for e := range 2 {
+		var seen []int64
+		for b := range st[0].Batches {
+			seen = append(seen, ref[[2]int64{int64(e), b}].Seeds...)
+		}
+		var want []int64
+		for v, on := range f.train {
+			if on {
+				want = append(want, v)
+			}
+		}
+		var got []int64
+		for _, v := range seen {
+			got = append(got, f.inputNode(t, v))
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Fatalf("epoch %d: the batches hold %d seeds, not the %d training nodes once each", e, len(got), len(want))
+		}
+	}
+	if slices.Equal(ref[[2]int64{0, 0}].Seeds, ref[[2]int64{1, 0}].Seeds) {
+		t.Error("batch 0 is the same in epochs 0 and 1")
+	}
+	for _, p := range []int{2, 4, 8} {
+		tasks, stats := planOn(t, f, p, mk)
+		got := byNumber(t, tasks)
+		for r, ts := range tasks {
+			if int64(len(ts)) != 2*stats[r].PerRank || stats[r].PerRank != stats[0].PerRank {
+				t.Fatalf("P=%d: rank %d runs %d batches in 2 epochs, rank 0 %d per epoch", p, r, len(ts), stats[0].PerRank)
+			}
+		}
+		if d := stats[0].Dropped; d >= int64(p) || d != stats[0].Batches-int64(p)*stats[0].PerRank {
+			t.Fatalf("P=%d: %d batches dropped per epoch", p, d)
+		}
+		for key, task := range got {
+			if !slices.Equal(task.Seeds, ref[key].Seeds) {
+				t.Fatalf("P=%d: batch %d of epoch %d differs from P=1's", p, key[1], key[0])
+			}
+		}
+		if p == 4 {
+			for r, s := range stats {
+				if s.LocalShare < 0.8 {
+					t.Errorf("P=K=4: rank %d draws only %.2f of its seeds from its own partition", r, s.LocalShare)
+				}
+			}
+		}
+	}
+}
+
+// Edge plans: the positives are input edges with the IDs they say, every
+// training edge (here: weight "w" set) once per epoch.
+func TestEdgePlan(t *testing.T) {
+	f := getFixture(t, true, 4)
+	mk := func(c *collective.Comm, s *shard.Served) (*Plan, error) { return NewEdgePlan(c, s, "follows", "w", 16) }
+	tasks, stats := planOn(t, f, 2, mk)
+	seen := map[int64]int{}
+	for _, ts := range tasks {
+		for _, task := range ts {
+			if task.Epoch != 0 {
+				continue
+			}
+			for _, p := range task.Pos {
+				src, dst := f.inputNode(t, p.Src), f.inputNode(t, p.Dst)
+				var id int64 = -1
+				for _, cand := range f.in[p.EType][dst] {
+					if f.edgeNewID(t, p.EType, cand) == p.EID {
+						id = cand
+					}
+				}
+				if id < 0 || f.src[p.EType][id] != src || p.EType != 0 {
+					t.Fatalf("positive %d -> %d (edge %d, type %d) is not an input edge", src, dst, p.EID, p.EType)
+				}
+				if f.weight[0][id] == 0 {
+					t.Fatalf("edge %d has no training mark (w = 0) but is a positive", id)
+				}
+				seen[id]++
+			}
+		}
+	}
+	marked := 0
+	for _, w := range f.weight[0] {
+		if w != 0 {
+			marked++
+		}
+	}
+	kept := stats[0].PerRank * 2 * 16
+	if int64(len(seen)) < min(kept, int64(marked))-16 || len(seen) > marked {
+		t.Fatalf("epoch 0 covers %d of the %d training edges (%d batches of 16 kept)", len(seen), marked, stats[0].PerRank*2)
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Fatalf("edge %d is a positive %d times in one epoch", id, n)
+		}
+	}
+}
+
+func TestPlanErrors(t *testing.T) {
+	f := getFixture(t, true, 4)
+	cases := []struct {
+		name string
+		mk   func(c *collective.Comm, s *shard.Served) (*Plan, error)
+		want string
+	}{
+		{"batch 0", func(c *collective.Comm, s *shard.Served) (*Plan, error) { return NewNodePlan(c, s, "user", "train_mask", 0) }, "batch size 0"},
+		{"too few", func(c *collective.Comm, s *shard.Served) (*Plan, error) {
+			return NewNodePlan(c, s, "user", "train_mask", 1000)
+		}, "fewer than the 2 ranks"},
+		{"no mask", func(c *collective.Comm, s *shard.Served) (*Plan, error) { return NewNodePlan(c, s, "item", "train_mask", 5) }, "no node array item/train_mask"},
+		{"no type", func(c *collective.Comm, s *shard.Served) (*Plan, error) { return NewNodePlan(c, s, "paper", "", 5) }, `no node type "paper"`},
+		{"which etype", func(c *collective.Comm, s *shard.Served) (*Plan, error) { return NewEdgePlan(c, s, "", "", 5) }, "name the one to train on"},
+		{"no edge mask", func(c *collective.Comm, s *shard.Served) (*Plan, error) { return NewEdgePlan(c, s, "buys", "train_mask", 5) }, "no edge array user:buys:item/train_mask"},
+	}
+	for _, tc := range cases {
+		err := worldRun(2, func(c *collective.Comm) error {
+			s, err := shard.Serve(c, f.parts)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			_, err = tc.mk(c, s)
+			return err
+		})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want an error with %q", tc.name, err, tc.want)
+		}
+	}
+}
