@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"gnnrun/atomicfile"
 	"gnnrun/collective"
 	"gnnrun/pack"
 	"gnnrun/rank"
@@ -355,21 +355,9 @@ func (j *packJob) writeStrategy(e *env, p pack.Packing) error {
 	if packFlags.out == "" || e.comm.Rank() != 0 {
 		return nil
 	}
-	return writePackFile(packFlags.out, func(w io.Writer) error {
+	return atomicfile.WriteFunc(packFlags.out, func(w io.Writer) error {
 		return pack.WriteStrategy(w, pack.NewStrategy(p, j.hist, j.name))
 	})
-}
-
-func writePackFile(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 // checkAssignment assigns graphs to packs for every epoch, takes this rank's
@@ -455,7 +443,7 @@ func (j *packJob) sweep(e *env) error {
 	if packFlags.out == "" || e.comm.Rank() != 0 {
 		return nil
 	}
-	return writePackFile(packFlags.out, func(w io.Writer) error { return writePackSweepJSON(w, j.name, all) })
+	return atomicfile.WriteFunc(packFlags.out, func(w io.Writer) error { return writePackSweepJSON(w, j.name, all) })
 }
 
 // sweepRanges returns the node and edge limits of the sweep: the flags, or
