@@ -58,8 +58,9 @@ func Create(path string) (*File, error) {
 func (f *File) Path() string { return f.path }
 
 // Commit flushes the file to disk, closes it and renames it over its
-// target. On an error the temporary file is removed and the target left as
-// it was. Commit after Commit or Abort fails.
+// target; it does not sync the directory (see File for why). On an error
+// the temporary file is removed and the target left as it was. Commit
+// after Commit or Abort fails.
 func (f *File) Commit() error {
 	if f.done {
 		return fmt.Errorf("atomicfile: %s: already committed or aborted", f.path)
