@@ -89,9 +89,12 @@ bench-partition: build
 bench-dispatch: build
 	$(GO) run ./bench/dispatch --scale 20,22
 
+# lint fails on unformatted code, on go vet's findings, and when go mod
+# tidy would change go.mod or go.sum (it prints the diff).
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) mod tidy -diff
 
 clean:
 	rm -rf bin

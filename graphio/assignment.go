@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"gnnrun/atomicfile"
 	"gnnrun/collective"
 	"gnnrun/graph"
 )
@@ -59,8 +60,8 @@ func WriteAssignment(c *collective.Comm, dir string, m *graph.Meta, lo int64, pa
 	metaPath := filepath.Join(dir, "partition_meta.json")
 	if c.Rank() == 0 {
 		blob, _ := json.MarshalIndent(AssignmentMeta{AlgoName: "metis", NumParts: parts, Version: AssignmentVersion}, "", "  ")
-		if err := writeFileAtomic(metaPath, append(blob, '\n')); err != nil {
-			return nil, err
+		if err := atomicfile.WriteFile(metaPath, append(blob, '\n')); err != nil {
+			return nil, fmt.Errorf("graphio: %w", err)
 		}
 	}
 	return append(paths, metaPath), c.Barrier()
@@ -81,36 +82,49 @@ func partLines(part []int32, a, b int64) []byte {
 
 // WriteShared writes one file to which every rank contributes buf, in rank
 // order, each rank writing its bytes at their offset (the file system must
-// be shared between hosts). The file appears under its name only when every
-// rank has written. It is collective.
+// be shared between hosts). Rank 0 creates the file under a temporary name
+// (atomicfile) and tells the others; it appears under its name only when
+// every rank has written and synced its bytes. It is collective.
 func WriteShared(c *collective.Comm, path string, buf []byte) error {
 	before, _, err := collective.Offset(c, int64(len(buf)))
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
+	var f *atomicfile.File
+	var tmp []byte
 	var bad error
 	if c.Rank() == 0 {
-		os.Remove(tmp)
-		f, err := os.Create(tmp)
-		if err == nil {
-			err = f.Close()
+		if f, bad = atomicfile.Create(path); bad == nil {
+			defer f.Abort()
+			tmp = []byte(f.Name())
 		}
-		bad = err
 	}
 	if err := collective.Agree(c, bad); err != nil {
-		return fmt.Errorf("graphio: %s: %w", path, err)
+		return fmt.Errorf("graphio: %w", err)
 	}
-	bad = writeAt(tmp, buf, before)
+	if tmp, err = collective.Bcast(c, tmp, 0); err != nil {
+		return err
+	}
+	if c.Rank() == 0 {
+		_, bad = f.WriteAt(buf, before)
+	} else {
+		bad = writeAt(string(tmp), buf, before)
+	}
 	if err := collective.Agree(c, bad); err != nil {
 		return fmt.Errorf("graphio: %s: %w", path, err)
 	}
 	if c.Rank() == 0 {
-		bad = os.Rename(tmp, path)
+		bad = f.Commit()
 	}
-	return collective.Agree(c, bad)
+	if err := collective.Agree(c, bad); err != nil {
+		return fmt.Errorf("graphio: %w", err)
+	}
+	return nil
 }
 
+// writeAt writes buf at off of the existing file path and syncs it: on a
+// shared file system each host must flush its own writes before rank 0
+// renames the file.
 func writeAt(path string, buf []byte, off int64) error {
 	if len(buf) == 0 {
 		return nil
@@ -119,11 +133,14 @@ func writeAt(path string, buf []byte, off int64) error {
 	if err != nil {
 		return err
 	}
-	if _, err := f.WriteAt(buf, off); err != nil {
-		f.Close()
-		return err
+	_, err = f.WriteAt(buf, off)
+	if err == nil {
+		err = f.Sync()
 	}
-	return f.Close()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // Assignment is the part of every node, as this rank holds it: for node type

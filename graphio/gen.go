@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"gnnrun/atomicfile"
 	"gnnrun/collective"
 	"gnnrun/graph"
 )
@@ -287,48 +288,35 @@ func genArrays(spec GenSpec, t int) []string {
 	return out
 }
 
-// chunkFile is a file written under a temporary name and renamed into
-// place on Close.
+// chunkFile is a CSV chunk written through a 1 MiB buffer to an
+// atomicfile: it appears under its name on Close.
 type chunkFile struct {
-	f    *os.File
-	w    *bufio.Writer
-	path string
-	n    int64
+	f *atomicfile.File
+	w *bufio.Writer
 }
 
 func createChunkFile(path string) (*chunkFile, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	f, err := atomicfile.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("graphio: %w", err)
 	}
-	return &chunkFile{f: f, w: bufio.NewWriterSize(f, 1<<20), path: path}, nil
+	return &chunkFile{f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
 }
 
-func (cf *chunkFile) Write(p []byte) (int, error) {
-	n, err := cf.w.Write(p)
-	cf.n += int64(n)
-	return n, err
-}
+func (cf *chunkFile) Write(p []byte) (int, error) { return cf.w.Write(p) }
 
 func (cf *chunkFile) Close() error {
-	err := cf.w.Flush()
-	if cerr := cf.f.Close(); err == nil {
-		err = cerr
+	if err := cf.w.Flush(); err != nil {
+		cf.f.Abort()
+		return fmt.Errorf("graphio: %s: %w", cf.f.Path(), err)
 	}
-	if err == nil {
-		err = os.Rename(cf.f.Name(), cf.path)
-	}
-	if err != nil {
-		os.Remove(cf.f.Name())
-		return fmt.Errorf("graphio: %s: %w", cf.path, err)
+	if err := cf.f.Commit(); err != nil {
+		return fmt.Errorf("graphio: %w", err)
 	}
 	return nil
 }
 
-func (cf *chunkFile) Abort() {
-	cf.f.Close()
-	os.Remove(cf.f.Name())
-}
+func (cf *chunkFile) Abort() { cf.f.Abort() }
 
 // genBlock is how many edges are generated between writes.
 const genBlock = 1 << 16

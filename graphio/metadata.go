@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"gnnrun/atomicfile"
 	"gnnrun/graph"
 )
 
@@ -334,26 +335,8 @@ func WriteMetadata(path string, m *Metadata) error {
 	if err != nil {
 		return fmt.Errorf("graphio: %w", err)
 	}
-	return writeFileAtomic(path, append(b, '\n'))
-}
-
-// writeFileAtomic writes data to a temporary file beside path and renames
-// it into place.
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
+	if err := atomicfile.WriteFile(path, append(b, '\n')); err != nil {
 		return fmt.Errorf("graphio: %w", err)
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("graphio: %s: %w", path, err)
 	}
 	return nil
 }

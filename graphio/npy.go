@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/sbinet/npyio/npy"
 
+	"gnnrun/atomicfile"
 	"gnnrun/graph"
 )
 
@@ -182,8 +182,8 @@ func EncodeNpyHeader(d graph.DType, shape []int64) []byte {
 // name in the same directory and renamed, so a reader never sees a partial
 // array and a crashed writer leaves no file behind under the final name.
 type NpyWriter struct {
-	path, tmp string
-	f         *os.File
+	path      string
+	f         *atomicfile.File
 	w         *bufio.Writer
 	want, got int64
 }
@@ -193,11 +193,11 @@ func CreateNpy(path string, d graph.DType, shape ...int64) (*NpyWriter, error) {
 	if d.Size() == 0 {
 		return nil, fmt.Errorf("graphio: cannot write dtype %v", d)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	f, err := atomicfile.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("graphio: %w", err)
 	}
-	w := &NpyWriter{path: path, tmp: f.Name(), f: f, w: bufio.NewWriterSize(f, 1<<20)}
+	w := &NpyWriter{path: path, f: f, w: bufio.NewWriterSize(f, 1<<20)}
 	h := NpyHeader{DType: d, Shape: shape}
 	w.want = h.DataBytes()
 	if _, err := w.w.Write(EncodeNpyHeader(d, shape)); err != nil {
@@ -228,25 +228,18 @@ func (w *NpyWriter) Close() error {
 		w.Abort()
 		return fmt.Errorf("graphio: %s: %d of %d data bytes written", w.path, w.got, w.want)
 	}
-	err := w.w.Flush()
-	if cerr := w.f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(w.tmp, w.path)
-	}
-	if err != nil {
-		os.Remove(w.tmp)
+	if err := w.w.Flush(); err != nil {
+		w.Abort()
 		return fmt.Errorf("graphio: %s: %w", w.path, err)
+	}
+	if err := w.f.Commit(); err != nil {
+		return fmt.Errorf("graphio: %w", err)
 	}
 	return nil
 }
 
 // Abort discards the file.
-func (w *NpyWriter) Abort() {
-	w.f.Close()
-	os.Remove(w.tmp)
-}
+func (w *NpyWriter) Abort() { w.f.Abort() }
 
 // WriteNpy writes t to path as a .npy file, atomically (temporary file and
 // rename).

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 
+	"gnnrun/atomicfile"
 	"gnnrun/graph"
 )
 
@@ -460,14 +460,14 @@ const pqRowGroup = 1 << 20
 // way DGL's tools write arrays, with the array's shape in the file's
 // key-value metadata. Like NpyWriter, the file appears only on Close.
 type PqWriter struct {
-	path, tmp string
-	f         *os.File
-	w         *parquet.Writer
-	buf       *parquet.Buffer
-	d         graph.DType
-	rowLen    int
-	rows      int64
-	want      int64
+	path   string
+	f      *atomicfile.File
+	w      *parquet.Writer
+	buf    *parquet.Buffer
+	d      graph.DType
+	rowLen int
+	rows   int64
+	want   int64
 }
 
 // CreateParquet starts writing an array of dtype d and shape to path.
@@ -484,11 +484,11 @@ func CreateParquet(path string, d graph.DType, shape ...int64) (*PqWriter, error
 		group[fmt.Sprintf("%0*d", width, j)] = parquet.Required(node)
 	}
 	schema := parquet.NewSchema("array", group)
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	f, err := atomicfile.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("graphio: %w", err)
 	}
-	w := &PqWriter{path: path, tmp: f.Name(), f: f, d: d, rowLen: rowLen, want: t.Rows()}
+	w := &PqWriter{path: path, f: f, d: d, rowLen: rowLen, want: t.Rows()}
 	w.w = parquet.NewWriter(f, schema, parquet.KeyValueMetadata("shape", graph.ShapeString(shape)),
 		parquet.Compression(&parquet.Snappy), parquet.PageBufferSize(1<<20))
 	w.buf = parquet.NewBuffer(schema)
@@ -574,28 +574,22 @@ func (w *PqWriter) Close() error {
 		w.Abort()
 		return fmt.Errorf("graphio: %s: %d of %d rows written", w.path, w.rows, w.want)
 	}
-	err := w.flushGroup()
-	if err == nil {
-		err = w.w.Close()
+	if err := w.flushGroup(); err != nil {
+		w.Abort()
+		return err
 	}
-	if cerr := w.f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(w.tmp, w.path)
-	}
-	if err != nil {
-		os.Remove(w.tmp)
+	if err := w.w.Close(); err != nil {
+		w.Abort()
 		return fmt.Errorf("graphio: %s: %w", w.path, err)
+	}
+	if err := w.f.Commit(); err != nil {
+		return fmt.Errorf("graphio: %w", err)
 	}
 	return nil
 }
 
 // Abort discards the file.
-func (w *PqWriter) Abort() {
-	w.f.Close()
-	os.Remove(w.tmp)
-}
+func (w *PqWriter) Abort() { w.f.Abort() }
 
 // WriteParquet writes t to path as a Parquet file, atomically.
 func WriteParquet(path string, t *graph.Tensor) error {

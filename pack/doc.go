@@ -22,8 +22,10 @@
 // is far above the bound (121).
 //
 // Around the packers: Efficiency and LowerBound judge a Packing, Sweep
-// searches a grid of limits for the best shape, Assign gives concrete graphs
-// to packs for an epoch, NewBatch pads one pack to its static shape (and
-// Unbatch undoes it), and ReadHistogramCSV, ReadTU and ReadOGB read inputs.
+// searches a grid of limits for the best shape (SweepShare and Collect
+// split it over ranks; a worker's panic comes back as an error), Assign
+// gives concrete graphs to packs for an epoch, NewBatch pads one pack to
+// its static shape (and Unbatch undoes it), and ReadHistogramCSV, ReadTU
+// and ReadOGB read inputs.
 // The algorithms are pure functions over slices; only the readers do I/O.
 package pack

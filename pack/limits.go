@@ -16,6 +16,22 @@ func (l Limits) String() string {
 	return fmt.Sprintf("%d nodes, %d edges, %d graphs", l.Nodes, l.Edges, l.Graphs)
 }
 
+// DefaultLimits returns l with its zero limits filled in from h: nodes and
+// edges per pack those of the largest graph (at least one edge), graphs per
+// pack min(nodes, edges), the published code's "max".
+func DefaultLimits(h Histogram, l Limits) Limits {
+	if l.Nodes == 0 {
+		l.Nodes = h.MaxNodes()
+	}
+	if l.Edges == 0 {
+		l.Edges = max(h.MaxEdges(), 1)
+	}
+	if l.Graphs == 0 {
+		l.Graphs = min(l.Nodes, l.Edges)
+	}
+	return l
+}
+
 // check reports an error unless every limit is positive.
 func (l Limits) check() error {
 	if l.Nodes < 1 || l.Edges < 1 || l.Graphs < 1 {

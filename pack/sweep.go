@@ -3,6 +3,7 @@ package pack
 import (
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -98,21 +99,101 @@ func Grid(nodes, edges []int, cap int, templates []Point) []Point {
 	return out
 }
 
+// DefaultRange returns the limits a sweep tries when none are given, for a
+// dataset whose largest graph has m nodes (or edges): m to 3m in steps of
+// max(1, 2m/19), about 20 values.
+func DefaultRange(m int) Range { return Range{Lo: m, Hi: 3 * m, Step: max(1, 2*m/19)} }
+
+// DefaultRanges returns DefaultRange of the largest graph's nodes and edges
+// (at least 1 edge) in h.
+func DefaultRanges(h Histogram) (nodes, edges Range) {
+	return DefaultRange(h.MaxNodes()), DefaultRange(max(h.MaxEdges(), 1))
+}
+
+// SweepWorkers returns the goroutines Sweep runs for workers: workers, or
+// one per core when it is 0 or less.
+func SweepWorkers(workers int) int {
+	if workers <= 0 {
+		return runtime.GOMAXPROCS(0)
+	}
+	return workers
+}
+
+// Deal returns the indices of the points rank r of size ranks packs out of
+// n: every size-th from r. The cost of a point grows with its limits, and
+// dealt round-robin every rank gets small and large limits alike.
+func Deal(n, r, size int) []int {
+	var out []int
+	for i := r; i < n; i += size {
+		out = append(out, i)
+	}
+	return out
+}
+
+// SweepShare packs h at rank r's share of points (Deal) with workers
+// goroutines and returns its results, Index set to the position in points.
+// The ranks' results together are what Collect takes.
+func SweepShare(h Histogram, points []Point, r, size, workers int) ([]Result, error) {
+	index := Deal(len(points), r, size)
+	mine := make([]Point, len(index))
+	for k, i := range index {
+		mine[k] = points[i]
+	}
+	out, err := Sweep(h, mine, workers)
+	if err != nil {
+		return nil, err
+	}
+	for k := range out {
+		out[k].Index = index[k]
+	}
+	return out, nil
+}
+
+// Collect returns the results of a sweep of n points gathered from every
+// rank, in the order of the points. It fails unless every point has
+// exactly one result.
+func Collect(all []Result, n int) ([]Result, error) {
+	if len(all) != n {
+		return nil, fmt.Errorf("pack: sweep gathered %d results for %d points", len(all), n)
+	}
+	out := make([]Result, n)
+	seen := make([]bool, n)
+	for _, r := range all {
+		if r.Index < 0 || r.Index >= n || seen[r.Index] {
+			return nil, fmt.Errorf("pack: sweep result for point %d of %d is out of range or repeated", r.Index, n)
+		}
+		out[r.Index], seen[r.Index] = r, true
+	}
+	return out, nil
+}
+
 // Sweep packs h at every point with workers goroutines (0: one per core)
 // and returns the results in the order of points, Index set to the position
 // in points. It fails on the first point that cannot be packed (limits below
-// the largest graph).
+// the largest graph). A panic in a worker becomes its point's error, with
+// the worker's stack, so the caller's failure path (naming the rank and
+// aborting the job) handles it like any other error.
 func Sweep(h Histogram, points []Point, workers int) ([]Result, error) {
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
+	return sweep(h, points, workers, sweepOne)
+}
+
+// sweep is Sweep with the packing of one point given, so a test can make
+// a worker panic.
+func sweep(h Histogram, points []Point, workers int, one func(Histogram, Point) (Result, error)) ([]Result, error) {
+	workers = SweepWorkers(workers)
 	out := make([]Result, len(points))
 	errs := make([]error, len(points))
 	var wg sync.WaitGroup
 	for w := range min(workers, len(points)) {
 		wg.Go(func() {
-			for i := w; i < len(points); i += workers {
-				out[i], errs[i] = sweepOne(h, points[i])
+			i := w
+			defer func() {
+				if p := recover(); p != nil {
+					errs[i] = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
+				}
+			}()
+			for ; i < len(points); i += workers {
+				out[i], errs[i] = one(h, points[i])
 				out[i].Index = i
 			}
 		})

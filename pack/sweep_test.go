@@ -2,7 +2,9 @@ package pack
 
 import (
 	"reflect"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -84,5 +86,131 @@ func TestParetoAndSmallest(t *testing.T) {
 	}
 	if want := []int{1}; !reflect.DeepEqual(got, want) {
 		t.Errorf("Smallest %v, want %v", got, want)
+	}
+}
+
+func TestDefaultLimits(t *testing.T) {
+	h, err := HistogramOf([]Tuple{{Nodes: 30, Edges: 4}, {Nodes: 5, Edges: 60}, {Nodes: 7, Edges: 0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ in, want Limits }{
+		{Limits{}, Limits{30, 60, 30}},
+		{Limits{Nodes: 100}, Limits{100, 60, 60}},
+		{Limits{Edges: 200, Graphs: 7}, Limits{30, 200, 7}},
+		{Limits{40, 50, 9}, Limits{40, 50, 9}},
+	} {
+		if got := DefaultLimits(h, tc.in); got != tc.want {
+			t.Errorf("DefaultLimits(%v) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+	edgeless, err := HistogramOf([]Tuple{{Nodes: 3, Edges: 0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := DefaultLimits(edgeless, Limits{}); got != (Limits{3, 1, 1}) {
+		t.Errorf("edgeless dataset: %v, want at least one edge per pack", got)
+	}
+}
+
+func TestDefaultRanges(t *testing.T) {
+	h, err := HistogramOf([]Tuple{{Nodes: 28, Edges: 66}, {Nodes: 3, Edges: 0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, edges := DefaultRanges(h)
+	if nodes != (Range{28, 84, 2}) || edges != (Range{66, 198, 6}) {
+		t.Fatalf("ranges %v %v", nodes, edges)
+	}
+	if v := DefaultRange(1).Values(); !reflect.DeepEqual(v, []int{1, 2, 3}) {
+		t.Errorf("DefaultRange(1) = %v: the step must stay at least 1", v)
+	}
+	if n := len(DefaultRange(190).Values()); n != 20 {
+		t.Errorf("DefaultRange(190) has %d values, want 20", n)
+	}
+}
+
+func TestDealCoversEveryPointOnce(t *testing.T) {
+	for _, size := range []int{1, 2, 3, 7, 20} {
+		seen := make([]int, 17)
+		for r := range size {
+			last := -1
+			for _, i := range Deal(len(seen), r, size) {
+				if i <= last || i%size != r {
+					t.Fatalf("size %d rank %d: index %d after %d", size, r, i, last)
+				}
+				seen[i]++
+				last = i
+			}
+		}
+		for i, n := range seen {
+			if n != 1 {
+				t.Fatalf("size %d: point %d dealt %d times", size, i, n)
+			}
+		}
+	}
+}
+
+func TestSweepShareCollect(t *testing.T) {
+	h := mustReadCSV(t, "tu-MUTAG.csv")
+	points := Grid([]int{28, 40, 52}, []int{66, 90}, 0, []Point{{Algo: Ours, Effort: Quick}, {Algo: Reference, Heuristic: Product}})
+	whole, err := Sweep(h, points, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []Result
+	for r := 2; r >= 0; r-- { // gathered out of rank order
+		mine, err := SweepShare(h, points, r, 3, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, mine...)
+	}
+	got, err := Collect(all, len(points))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range whole {
+		if got[i].Index != i || got[i].Point != whole[i].Point || got[i].Efficiency != whole[i].Efficiency {
+			t.Fatalf("point %d: shared %+v, whole %+v", i, got[i], whole[i])
+		}
+	}
+	if _, err := Collect(all[1:], len(points)); err == nil || !strings.Contains(err.Error(), "gathered 11 results for 12 points") {
+		t.Errorf("a missing result: %v", err)
+	}
+	dup := append(slices.Clone(all[1:]), all[2])
+	if _, err := Collect(dup, len(points)); err == nil || !strings.Contains(err.Error(), "repeated") {
+		t.Errorf("a repeated result: %v", err)
+	}
+}
+
+// TestSweepWorkerPanicIsAnError fails, by crashing the test binary, if a
+// worker's panic is not recovered: it must come back as the sweep's error,
+// naming the point and carrying the worker's stack, with the other workers
+// finished.
+func TestSweepWorkerPanicIsAnError(t *testing.T) {
+	h := mustReadCSV(t, "tu-MUTAG.csv")
+	points := Grid([]int{28, 40}, []int{66, 90, 120}, 0, []Point{{Algo: Ours, Effort: Quick}})
+	var done atomic.Int64
+	one := func(h Histogram, pt Point) (Result, error) {
+		if pt.Limits == points[3].Limits {
+			var bins []Bin
+			_ = bins[pt.Limits.Nodes] // index out of range
+		}
+		done.Add(1)
+		return sweepOne(h, pt)
+	}
+	_, err := sweep(h, points, 3, one)
+	if err == nil {
+		t.Fatal("a panicking worker gave no error")
+	}
+	msg := err.Error()
+	for _, want := range []string{"pack: sweep point " + points[3].String(), "panic: runtime error: index out of range", "sweep_test.go", "goroutine"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error lacks %q:\n%s", want, msg)
+		}
+	}
+	if n := done.Load(); n != int64(len(points))-1 {
+		t.Errorf("%d points packed besides the panicking one, want %d", n, len(points)-1)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"gnnrun/atomicfile"
 	"gnnrun/collective"
 )
 
@@ -134,11 +135,10 @@ func (r *Recorder) Write(path, command string) error {
 	if err := enc.Encode(rep); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
+	if err := atomicfile.WriteFile(path, buf.Bytes()); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	return os.Rename(tmp, path)
+	return nil
 }
 
 // PeakRSS returns the peak resident set of this process since the last

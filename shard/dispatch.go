@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"gnnrun/atomicfile"
 	"gnnrun/collective"
 	"gnnrun/graph"
 	"gnnrun/graphio"
@@ -454,5 +455,8 @@ func (d *dispatcher) writeConfig() error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(d.res.ConfigPath, blob)
+	if err := atomicfile.WriteFile(d.res.ConfigPath, blob); err != nil {
+		return errorf("%w", err)
+	}
+	return nil
 }

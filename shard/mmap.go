@@ -91,7 +91,7 @@ func readCompressed(path string) (*graph.Tensor, error) {
 }
 
 // decompressFile writes the decompressed bytes of the .zst file src to dst,
-// through a temporary file renamed at the end.
+// atomically, making dst's directory first.
 func decompressFile(src, dst string) error {
 	in, err := os.Open(src)
 	if err != nil {
@@ -103,22 +103,16 @@ func decompressFile(src, dst string) error {
 		return errorf("%s: %v", src, err)
 	}
 	defer dec.Close()
-	out, err := tempFile(dst)
+	out, err := createFile(dst)
 	if err != nil {
 		return err
 	}
 	if _, err := io.Copy(out, dec); err != nil {
-		out.Close()
-		os.Remove(out.Name())
+		out.Abort()
 		return errorf("%s: decompressing: %v", src, err)
 	}
-	if err := out.Close(); err != nil {
-		os.Remove(out.Name())
-		return errorf("%s: %v", dst, err)
-	}
-	if err := os.Rename(out.Name(), dst); err != nil {
-		os.Remove(out.Name())
-		return errorf("%s: %v", dst, err)
+	if err := out.Commit(); err != nil {
+		return errorf("%w", err)
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package shard
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -98,27 +97,4 @@ func clearOutput(c *collective.Comm, dir, graphName string) error {
 		return err
 	}
 	return c.Barrier()
-}
-
-// writeFileAtomic writes data to a temporary file beside path and renames
-// it into place.
-func writeFileAtomic(path string, data []byte) error {
-	f, err := tempFile(path)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return errorf("%s: %v", path, err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return errorf("%s: %v", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("shard: %s: %w", path, err)
-	}
-	return nil
 }

@@ -1,7 +1,7 @@
 package shard
 
 import (
-	"bufio"
+	"gnnrun/atomicfile"
 	"gnnrun/graphio"
 	"io"
 	"os"
@@ -13,20 +13,14 @@ import (
 	"gnnrun/graph"
 )
 
-// tempFile creates a temporary file beside path, so a rename moves it into
-// place atomically.
-func tempFile(path string) (*os.File, error) {
+// createFile starts an atomicfile at path, making its directory first.
+func createFile(path string) (*atomicfile.File, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, errorf("%v", err)
+		return nil, errorf("%w", err)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	f, err := atomicfile.Create(path)
 	if err != nil {
-		return nil, errorf("%v", err)
-	}
-	if err := f.Chmod(0o644); err != nil { // CreateTemp makes files private
-		f.Close()
-		os.Remove(f.Name())
-		return nil, errorf("%v", err)
+		return nil, errorf("%w", err)
 	}
 	return f, nil
 }
@@ -41,51 +35,43 @@ func newEncoder(w io.Writer) (*zstd.Encoder, error) {
 func isZstd(path string) bool { return strings.HasSuffix(path, ".zst") }
 
 // writeArray writes a whole array held in memory to path (".npy", or
-// ".npy.zst" compressed), through a temporary file renamed at the end.
+// ".npy.zst" compressed), atomically.
 func writeArray(path string, d graph.DType, shape []int64, data []byte) error {
-	f, err := tempFile(path)
-	if err != nil {
-		return err
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return errorf("%w", err)
 	}
-	fail := func(err error) error {
-		f.Close()
-		os.Remove(f.Name())
-		return errorf("%s: %v", path, err)
-	}
-	bw := bufio.NewWriterSize(f, 1<<20)
-	var w io.Writer = bw
-	var enc *zstd.Encoder
-	if isZstd(path) {
-		if enc, err = newEncoder(bw); err != nil {
-			return fail(err)
+	err := atomicfile.WriteFunc(path, func(w io.Writer) error {
+		if !isZstd(path) {
+			return encodeArray(w, d, shape, data)
 		}
-		w = enc
+		enc, err := newEncoder(w)
+		if err != nil {
+			return err
+		}
+		if err := encodeArray(enc, d, shape, data); err != nil {
+			enc.Close()
+			return err
+		}
+		return enc.Close()
+	})
+	if err != nil {
+		return errorf("%w", err)
 	}
+	return nil
+}
+
+// encodeArray writes the .npy header and data of an array to w, the data
+// in pieces of 8 MiB so a compressing w never holds a whole array twice.
+func encodeArray(w io.Writer, d graph.DType, shape []int64, data []byte) error {
 	if _, err := w.Write(graphio.EncodeNpyHeader(d, shape)); err != nil {
-		return fail(err)
+		return err
 	}
 	for len(data) > 0 {
 		k := min(len(data), 8<<20)
 		if _, err := w.Write(data[:k]); err != nil {
-			return fail(err)
+			return err
 		}
 		data = data[k:]
-	}
-	if enc != nil {
-		if err := enc.Close(); err != nil {
-			return fail(err)
-		}
-	}
-	if err := bw.Flush(); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return errorf("%s: %v", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		os.Remove(f.Name())
-		return errorf("%s: %v", path, err)
 	}
 	return nil
 }
@@ -98,10 +84,11 @@ func writeSlice[T any](path string, s []T) error {
 
 // rowFile is an array written by rows at any position, as node rows arrive
 // from many ranks in any order: a temporary .npy of the final size, filled
-// by pwrite, then renamed (or compressed into the .npy.zst) on Close.
+// by pwrite, then moved into place (or compressed into the .npy.zst) on
+// close.
 type rowFile struct {
 	path     string
-	f        *os.File
+	f        *atomicfile.File
 	hdr      int64
 	rowBytes int64
 	rows     int64
@@ -109,7 +96,7 @@ type rowFile struct {
 
 // createRowFile starts an array of dtype d and shape at path.
 func createRowFile(path string, d graph.DType, shape []int64) (*rowFile, error) {
-	f, err := tempFile(path)
+	f, err := createFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -143,56 +130,32 @@ func (rf *rowFile) close() error {
 	if isZstd(rf.path) {
 		return rf.compress()
 	}
-	if err := rf.f.Close(); err != nil {
-		os.Remove(rf.f.Name())
-		return errorf("%s: %v", rf.path, err)
-	}
-	if err := os.Rename(rf.f.Name(), rf.path); err != nil {
-		os.Remove(rf.f.Name())
-		return errorf("%s: %v", rf.path, err)
+	if err := rf.f.Commit(); err != nil {
+		return errorf("%w", err)
 	}
 	return nil
 }
 
-// compress streams the finished temporary .npy into a compressed one.
+// compress streams the finished temporary .npy into a compressed one; the
+// uncompressed one is discarded either way.
 func (rf *rowFile) compress() error {
 	defer rf.abort()
-	out, err := tempFile(rf.path)
+	err := atomicfile.WriteFunc(rf.path, func(w io.Writer) error {
+		enc, err := newEncoder(w)
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(enc, io.NewSectionReader(rf.f, 0, rf.hdr+rf.rows*rf.rowBytes)); err != nil {
+			enc.Close()
+			return err
+		}
+		return enc.Close()
+	})
 	if err != nil {
-		return err
-	}
-	fail := func(err error) error {
-		out.Close()
-		os.Remove(out.Name())
-		return errorf("%s: %v", rf.path, err)
-	}
-	bw := bufio.NewWriterSize(out, 1<<20)
-	enc, err := newEncoder(bw)
-	if err != nil {
-		return fail(err)
-	}
-	if _, err := io.Copy(enc, io.NewSectionReader(rf.f, 0, rf.hdr+rf.rows*rf.rowBytes)); err != nil {
-		return fail(err)
-	}
-	if err := enc.Close(); err != nil {
-		return fail(err)
-	}
-	if err := bw.Flush(); err != nil {
-		return fail(err)
-	}
-	if err := out.Close(); err != nil {
-		os.Remove(out.Name())
-		return errorf("%s: %v", rf.path, err)
-	}
-	if err := os.Rename(out.Name(), rf.path); err != nil {
-		os.Remove(out.Name())
-		return errorf("%s: %v", rf.path, err)
+		return errorf("%w", err)
 	}
 	return nil
 }
 
 // abort discards the temporary file.
-func (rf *rowFile) abort() {
-	rf.f.Close()
-	os.Remove(rf.f.Name())
-}
+func (rf *rowFile) abort() { rf.f.Abort() }

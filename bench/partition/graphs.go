@@ -3,12 +3,14 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 
+	"gnnrun/atomicfile"
 	"gnnrun/collective"
 	"gnnrun/graphio"
 	"gnnrun/rank"
@@ -104,29 +106,21 @@ func writeMetis(path string, n int64, src, dst []int64) error {
 		}
 		return int(dst[a] - dst[b])
 	})
-	f, err := os.Create(path + ".tmp")
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	fmt.Fprintf(w, "%d %d\n", n, len(src)/2)
-	next := 0
-	for v := range n {
-		first := true
-		for ; next < len(order) && src[order[next]] == v; next++ {
-			if !first {
-				w.WriteByte(' ')
+	return atomicfile.WriteFunc(path, func(w io.Writer) error {
+		bw := bufio.NewWriter(w) // w itself: WriteFunc buffers 1 MiB
+		fmt.Fprintf(bw, "%d %d\n", n, len(src)/2)
+		next := 0
+		for v := range n {
+			first := true
+			for ; next < len(order) && src[order[next]] == v; next++ {
+				if !first {
+					bw.WriteByte(' ')
+				}
+				bw.WriteString(strconv.FormatInt(dst[order[next]]+1, 10))
+				first = false
 			}
-			w.WriteString(strconv.FormatInt(dst[order[next]]+1, 10))
-			first = false
+			bw.WriteByte('\n')
 		}
-		w.WriteByte('\n')
-	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(path+".tmp", path)
+		return bw.Flush()
+	})
 }

@@ -42,16 +42,40 @@ func (b *bench) runGpmetis(g *graph, file string, k, seed int, rb bool) (result,
 	if err := cmd.Run(); err != nil {
 		return result{}, fmt.Errorf("gpmetis: %v\n%s%s", err, stdout.String(), stderr.String())
 	}
-	var r result
-	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
-	fmt.Sscanf(lines[len(lines)-1], "%f %d", &r.wall, &r.peakRSS)
-	r.peakRSS *= 1024
-	if m := regexp.MustCompile(`Partitioning:\s+([0-9.]+) sec`).FindStringSubmatch(stdout.String()); m != nil {
-		r.algo, _ = strconv.ParseFloat(m[1], 64)
+	r, err := parseGpmetis(stdout.String(), stderr.String())
+	if err != nil {
+		return result{}, err
 	}
-	var err error
 	r.cut, r.imb, err = g.quality(fmt.Sprintf("%s.part.%d", local, k), k)
 	return r, err
+}
+
+// gpmetisTime is the line of gpmetis' report with the algorithm's time.
+var gpmetisTime = regexp.MustCompile(`(?m)^\s*Partitioning:\s+([0-9.]+) sec`)
+
+// parseGpmetis reads the algorithm's seconds from gpmetis' report (stdout)
+// and the process wall seconds and peak RSS from /usr/bin/time -f "%e %M"
+// (the last line of stderr). It fails, quoting the output, when either is
+// missing: a time that silently became 0 would make gpmetis look
+// infinitely fast in the tables.
+func parseGpmetis(stdout, stderr string) (result, error) {
+	var r result
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	last := lines[len(lines)-1]
+	var kib int64
+	if n, err := fmt.Sscanf(last, "%f %d", &r.wall, &kib); n != 2 {
+		return result{}, fmt.Errorf("gpmetis: no wall time and peak RSS (/usr/bin/time -f \"%%e %%M\") in the last line of stderr %q: %v", last, err)
+	}
+	r.peakRSS = kib * 1024
+	m := gpmetisTime.FindStringSubmatch(stdout)
+	if m == nil {
+		return result{}, fmt.Errorf("gpmetis: no \"Partitioning: ... sec\" line in its output:\n%s", stdout)
+	}
+	var err error
+	if r.algo, err = strconv.ParseFloat(m[1], 64); err != nil {
+		return result{}, fmt.Errorf("gpmetis: partitioning time %q in its output: %v", m[1], err)
+	}
+	return r, nil
 }
 
 // runOurs runs gnnrun partition on np ranks (np = 1: without mpirun).

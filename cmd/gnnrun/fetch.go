@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"gnnrun/rank"
 	"gnnrun/report"
 	"math/rand/v2"
 	"sort"
@@ -286,15 +287,14 @@ func verifyRows(e *env, p *shard.Served, f fetchArgs, ids []int64, rows []byte) 
 			bad++
 		}
 	}
-	total, err := collective.Sum(e.comm, bad)
+	sums, err := collective.Allreduce(e.comm, []int64{bad, int64(len(ids))}, rank.Sum)
 	if err != nil {
 		return err
 	}
-	if total > 0 {
-		return fmt.Errorf("%d pulled rows differ from the input's rows", total)
+	if sums[0] > 0 {
+		return fmt.Errorf("%d pulled rows differ from the input's rows", sums[0])
 	}
-	n, _ := collective.Sum(e.comm, int64(len(ids)))
-	e.printf("  verified: all %s pulled rows equal the input's rows of their original IDs\n", report.Count(n))
+	e.printf("  verified: all %s pulled rows equal the input's rows of their original IDs\n", report.Count(sums[1]))
 	return nil
 }
 

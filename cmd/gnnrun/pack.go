@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"gnnrun/atomicfile"
 	"gnnrun/collective"
 	"gnnrun/pack"
 	"gnnrun/rank"
@@ -270,17 +269,7 @@ func (j *packJob) checkSizes(l pack.Limits) error {
 
 // limits returns the limits of the flags, dataset maxima where 0.
 func (j *packJob) limits() pack.Limits {
-	l := pack.Limits{Nodes: packFlags.maxNodes, Edges: packFlags.maxEdges, Graphs: j.cap}
-	if l.Nodes == 0 {
-		l.Nodes = j.hist.MaxNodes()
-	}
-	if l.Edges == 0 {
-		l.Edges = max(j.hist.MaxEdges(), 1)
-	}
-	if l.Graphs == 0 {
-		l.Graphs = min(l.Nodes, l.Edges)
-	}
-	return l
+	return pack.DefaultLimits(j.hist, pack.Limits{Nodes: packFlags.maxNodes, Edges: packFlags.maxEdges, Graphs: j.cap})
 }
 
 // points returns what to pack at limits l: ours once, the reference once per
@@ -355,21 +344,9 @@ func (j *packJob) writeStrategy(e *env, p pack.Packing) error {
 	if packFlags.out == "" || e.comm.Rank() != 0 {
 		return nil
 	}
-	return writePackFile(packFlags.out, func(w io.Writer) error {
+	return atomicfile.WriteFunc(packFlags.out, func(w io.Writer) error {
 		return pack.WriteStrategy(w, pack.NewStrategy(p, j.hist, j.name))
 	})
-}
-
-func writePackFile(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 // checkAssignment assigns graphs to packs for every epoch, takes this rank's
@@ -404,17 +381,9 @@ func (j *packJob) checkAssignment(e *env, p pack.Packing) error {
 	return nil
 }
 
-// packWorkers returns the goroutines per rank for the sweep.
-func packWorkers() int {
-	if packFlags.workers > 0 {
-		return packFlags.workers
-	}
-	return runtime.GOMAXPROCS(0)
-}
-
-// sweep packs at every point of the grid, the points dealt round-robin to
-// the ranks (the cost grows with the limits) and within a rank to workers
-// goroutines; every rank gathers all results, rank 0 prints them.
+// sweep packs at every point of the grid, each rank its share (pack.Deal)
+// on --workers goroutines; every rank gathers all results, rank 0 prints
+// them.
 func (j *packJob) sweep(e *env) error {
 	nodes, edges, err := j.sweepRanges()
 	if err != nil {
@@ -427,42 +396,33 @@ func (j *packJob) sweep(e *env) error {
 	}
 	end := e.stage("pack/sweep")
 	start := time.Now()
-	var mine []pack.Point
-	var index []int
-	for i := e.comm.Rank(); i < len(points); i += e.comm.Size() {
-		mine, index = append(mine, points[i]), append(index, i)
-	}
-	results, err := pack.Sweep(j.hist, mine, packWorkers())
+	workers := pack.SweepWorkers(packFlags.workers)
+	results, err := pack.SweepShare(j.hist, points, e.comm.Rank(), e.comm.Size(), workers)
 	if err != nil {
 		return err
-	}
-	for k := range results {
-		results[k].Index = index[k]
 	}
 	all, _, err := collective.Allgatherv(e.comm, results)
 	end()
 	if err != nil {
 		return err
 	}
-	if len(all) != len(points) {
-		return fmt.Errorf("sweep gathered %d results for %d points", len(all), len(points))
+	if all, err = pack.Collect(all, len(points)); err != nil {
+		return err
 	}
-	slices.SortFunc(all, func(a, b pack.Result) int { return a.Index - b.Index })
 	e.printf("sweep: %d points (%d node limits × %d edge limits × %d packers) on %d ranks × %d workers in %v\n\n",
 		len(points), len(nodes.Values()), len(edges.Values()), len(points)/len(nodes.Values())/len(edges.Values()),
-		e.comm.Size(), packWorkers(), time.Since(start).Round(time.Millisecond))
+		e.comm.Size(), workers, time.Since(start).Round(time.Millisecond))
 	j.printSweep(e, all)
 	if packFlags.out == "" || e.comm.Rank() != 0 {
 		return nil
 	}
-	return writePackFile(packFlags.out, func(w io.Writer) error { return writePackSweepJSON(w, j.name, all) })
+	return atomicfile.WriteFunc(packFlags.out, func(w io.Writer) error { return writePackSweepJSON(w, j.name, all) })
 }
 
 // sweepRanges returns the node and edge limits of the sweep: the flags, or
-// the dataset maxima to three times them in 20 steps.
+// pack.DefaultRanges.
 func (j *packJob) sweepRanges() (nodes, edges pack.Range, err error) {
-	def := func(m int) pack.Range { return pack.Range{Lo: m, Hi: 3 * m, Step: max(1, 2*m/19)} }
-	nodes, edges = def(j.hist.MaxNodes()), def(max(j.hist.MaxEdges(), 1))
+	nodes, edges = pack.DefaultRanges(j.hist)
 	if s := packFlags.sweepNodes; s != "" {
 		if nodes, err = pack.ParseRange(s); err != nil {
 			return nodes, edges, fmt.Errorf("--sweep-nodes: %w", err)
