@@ -214,7 +214,9 @@ func TestNegativeLaw(t *testing.T) {
 func TestNodeBatchLabels(t *testing.T) {
 	f := getFixture(t, true, 4)
 	o := Options{Fanouts: []int{2}, Seed: 1, OrigEIDs: true, Labels: LabelSpec{NType: "user", Name: "label"}, Transport: shard.RMA}
-	mk := func(c *collective.Comm, s *shard.Served) (*Plan, error) { return NewNodePlan(c, s, "user", "train_mask", 16) }
+	mk := func(c *collective.Comm, s *shard.Served) (*Plan, error) {
+		return NewNodePlan(c, s, "user", "train_mask", 16)
+	}
 	for _, b := range tasksOn(t, f, 4, o, mk) {
 		if b.Labels == nil || b.Labels.Rows() != int64(len(b.Seeds)) {
 			t.Fatalf("batch %d: labels %v for %d seeds", b.Number, b.Labels, len(b.Seeds))

@@ -58,7 +58,9 @@ func byNumber(t *testing.T, tasks [][]Task) map[[2]int64]Task {
 // the rank's own; epochs differ.
 func TestNodePlan(t *testing.T) {
 	f := getFixture(t, true, 4)
-	mk := func(c *collective.Comm, s *shard.Served) (*Plan, error) { return NewNodePlan(c, s, "user", "train_mask", 10) }
+	mk := func(c *collective.Comm, s *shard.Served) (*Plan, error) {
+		return NewNodePlan(c, s, "user", "train_mask", 10)
+	}
 	one, st := planOn(t, f, 1, mk)
 	ref := byNumber(t, one)
 	for e := range 2 {
@@ -165,14 +167,20 @@ func TestPlanErrors(t *testing.T) {
 		mk   func(c *collective.Comm, s *shard.Served) (*Plan, error)
 		want string
 	}{
-		{"batch 0", func(c *collective.Comm, s *shard.Served) (*Plan, error) { return NewNodePlan(c, s, "user", "train_mask", 0) }, "batch size 0"},
+		{"batch 0", func(c *collective.Comm, s *shard.Served) (*Plan, error) {
+			return NewNodePlan(c, s, "user", "train_mask", 0)
+		}, "batch size 0"},
 		{"too few", func(c *collective.Comm, s *shard.Served) (*Plan, error) {
 			return NewNodePlan(c, s, "user", "train_mask", 1000)
 		}, "fewer than the 2 ranks"},
-		{"no mask", func(c *collective.Comm, s *shard.Served) (*Plan, error) { return NewNodePlan(c, s, "item", "train_mask", 5) }, "no node array item/train_mask"},
+		{"no mask", func(c *collective.Comm, s *shard.Served) (*Plan, error) {
+			return NewNodePlan(c, s, "item", "train_mask", 5)
+		}, "no node array item/train_mask"},
 		{"no type", func(c *collective.Comm, s *shard.Served) (*Plan, error) { return NewNodePlan(c, s, "paper", "", 5) }, `no node type "paper"`},
 		{"which etype", func(c *collective.Comm, s *shard.Served) (*Plan, error) { return NewEdgePlan(c, s, "", "", 5) }, "name the one to train on"},
-		{"no edge mask", func(c *collective.Comm, s *shard.Served) (*Plan, error) { return NewEdgePlan(c, s, "buys", "train_mask", 5) }, "no edge array user:buys:item/train_mask"},
+		{"no edge mask", func(c *collective.Comm, s *shard.Served) (*Plan, error) {
+			return NewEdgePlan(c, s, "buys", "train_mask", 5)
+		}, "no edge array user:buys:item/train_mask"},
 	}
 	for _, tc := range cases {
 		err := worldRun(2, func(c *collective.Comm) error {

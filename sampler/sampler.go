@@ -28,10 +28,10 @@ type Sampler struct {
 	remote  remoteDraws
 	stats   Stats
 
-	link       *linkSampler  // link tasks
-	labels     *shard.Store  // the seeds' labels of node tasks
-	labelType  graph.DType   // ... their element type
-	labelShape []int64       // ... and row shape
+	link       *linkSampler // link tasks
+	labels     *shard.Store // the seeds' labels of node tasks
+	labelType  graph.DType  // ... their element type
+	labelShape []int64      // ... and row shape
 
 	// per-batch scratch
 	ids              idMap
