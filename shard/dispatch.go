@@ -122,7 +122,10 @@ type dispatcher struct {
 	}
 
 	halo, cut []int64 // per partition, filled by the writing rank
-	res       Result
+	// sums[p*F+f] is the checksum of file f (allFiles order) of partition
+	// p, filled by its writing rank.
+	sums []int64
+	res  Result
 	sent, got struct{ nodes, edges tally }
 	files     []PartFiles
 }
@@ -376,6 +379,7 @@ func (d *dispatcher) waves() error {
 	for p := range d.K {
 		d.files[p] = partFiles(p, nk, ek, d.o.compress)
 	}
+	d.sums = make([]int64, d.K*len(d.files[0].allFiles()))
 	for w := 0; w*d.P < d.K; w++ {
 		first, last := w*d.P, min((w+1)*d.P, d.K)
 		part := first + d.c.Rank()
@@ -407,7 +411,7 @@ func (d *dispatcher) waves() error {
 	if err := conserved(d.c, "edge shuffle", &d.sent.edges, &d.got.edges); err != nil {
 		return err
 	}
-	for _, v := range [][]int64{d.halo, d.cut} {
+	for _, v := range [][]int64{d.halo, d.cut, d.sums} {
 		all, err := collective.Allreduce(d.c, v, rank.Sum)
 		if err != nil {
 			return err
@@ -441,6 +445,11 @@ func (d *dispatcher) writeConfig() error {
 		elo, ehi := d.book.EdgePartRange(p)
 		pf.InnerNodes, pf.HaloNodes, pf.Edges = hi-lo, d.halo[p], ehi-elo
 		pf.IndexDType = indexDType(pf.InnerNodes + pf.HaloNodes).String()
+		pf.Checksums = map[string]string{}
+		nf := len(pf.allFiles())
+		for f, rel := range pf.allFiles() {
+			pf.Checksums[rel] = formatChecksum(uint32(d.sums[p*nf+f]))
+		}
 		cfg.Parts = append(cfg.Parts, pf)
 	}
 	d.res.Config = cfg

@@ -51,6 +51,9 @@ type PartFiles struct {
 	HaloNodes    int64             `json:"num_halo_nodes"`
 	Edges        int64             `json:"num_edges"`
 	IndexDType   string            `json:"indices_dtype"`
+	// Checksums holds the CRC-32C of every file above, by its path, as
+	// "crc32c:<8 hex digits>" (empty in directories written before them).
+	Checksums map[string]string `json:"checksums,omitempty"`
 }
 
 // arrays lists the CSC arrays of the partition with their file names.

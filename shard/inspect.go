@@ -121,6 +121,9 @@ func Inspect(c *collective.Comm, dir string, g *graphio.Graph, opts ...Option) (
 		"orig_nids of every node type are a permutation of the type's input IDs",
 		"orig_eids of every edge type are a permutation of the type's input edge IDs",
 	}}
+	if len(cfg.Parts[0].Checksums) > 0 {
+		rep.Checked = append(rep.Checked, "every file's CRC-32C equals the one recorded at dispatch")
+	}
 	in.allocTables()
 	if g != nil {
 		in.compareMeta()
@@ -303,6 +306,7 @@ func (in *inspector) waves() error {
 				return err
 			}
 			if p != nil && pass == 0 {
+				verifyChecksums(in.path, part, in.cfg.Parts[part], in.violation)
 				in.checkLocal(p)
 			}
 			err = check(p)

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -129,6 +130,7 @@ func TestInspectFindsCorruption(t *testing.T) {
 	}{
 		{"duplicate orig node", "part1/orig_nids.npy", 1, 8, put64(0), false, "partitions (orig_nids is not a permutation)"},
 		{"feature row", "part0/node_feat/user/feat.npy", 5, 4, func(b []byte) { b[0] ^= 1 }, true, "rows differ from the input's"},
+		{"feature byte, no input", "part0/node_feat/user/feat.npy", 5, 4, func(b []byte) { b[0] ^= 1 }, false, "part0/node_feat/user/feat.npy: checksum crc32c:"},
 		{"edge row", "part2/edge_feat/user:follows:user/w.npy", 3, 4, func(b []byte) { b[1] ^= 1 }, true, "rows differ from the input's"},
 		{"edge source", "part0/indices.npy", 7, 4, func(b []byte) { binary.LittleEndian.PutUint32(b, binary.LittleEndian.Uint32(b)^1) }, true, "endpoints differ from the input edge's"},
 		{"orig edge ID", "part2/orig_eids.npy", 0, 8, put64(1 << 40), false, "outside"},
@@ -154,6 +156,27 @@ func TestInspectFindsCorruption(t *testing.T) {
 			}
 		})
 	}
+	t.Run("compressed byte, no input", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "parts")
+		dispatch(t, 1, g, asg, out, Compress(true))
+		path := filepath.Join(out, "part1/edge_feat/user:follows:user/w.npy.zst")
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw[len(raw)/2] ^= 0x10
+		os.WriteFile(path, raw, 0o644)
+		rep, err := inspect(t, 2, out, "")
+		// The flipped byte may break decompression (an error naming the
+		// file) or not (a checksum violation naming it).
+		msg := fmt.Sprint(err)
+		if rep != nil {
+			msg += strings.Join(rep.Violations, "\n")
+		}
+		if !strings.Contains(msg, "part1/edge_feat/user:follows:user/w.npy.zst") {
+			t.Fatalf("the flipped byte was not traced to its file: err %v, report %+v", err, rep)
+		}
+	})
 	t.Run("ranges", func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "parts")
 		dispatch(t, 1, g, asg, out)

@@ -213,6 +213,13 @@ func (pw *partWriter) finish() error {
 	if err := pw.writeEdges(l, files); err != nil {
 		return err
 	}
+	sums, err := partChecksums(filepath.Join(d.out, ConfigName(d.m.Name)), files)
+	if err != nil {
+		return err
+	}
+	for f, sum := range sums {
+		d.sums[pw.part*len(sums)+f] = int64(sum)
+	}
 	pw.done = true
 	pw.edges, pw.blobs, pw.arr = nil, nil, nil
 	return nil
