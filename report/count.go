@@ -18,3 +18,17 @@ func Count(n int64) string {
 	}
 	return string(out)
 }
+
+// Bytes formats a byte count with a binary unit, "1.5 GiB".
+func Bytes(n int64) string {
+	const unit = 1024
+	if n < unit && n > -unit {
+		return strconv.FormatInt(n, 10) + " B"
+	}
+	f, i := float64(n), 0
+	for (f >= unit || f <= -unit) && i < 6 {
+		f /= unit
+		i++
+	}
+	return strconv.FormatFloat(f, 'f', 1, 64) + " " + "KMGTPE"[i-1:i] + "iB"
+}

@@ -94,3 +94,16 @@ func (s *Sampler) linkSeeds(b *Batch) error {
 	}
 	return nil
 }
+
+// CheckPlan fails when the sampler cannot sample the plan's tasks: a link
+// plan needs link options, and reverse exclusions a reverse of its edge
+// type.
+func (s *Sampler) CheckPlan(pl *Plan) error {
+	if pl.EdgeType() < 0 {
+		return nil
+	}
+	if s.link == nil {
+		return fmt.Errorf("sampler: an edge plan needs a sampler made with link options")
+	}
+	return s.link.checkReverse(pl.EdgeType())
+}

@@ -53,6 +53,7 @@ type Plan struct {
 	ranks     int
 	items     [][]int64 // per partition this rank's batches reach: its items
 	local     int64     // items of this rank's batches in its own partitions
+	etype     int       // edge plans: the edge type trained on; -1 for node plans
 }
 
 // PlanStats describes a split.
@@ -84,14 +85,15 @@ func NewNodePlan(c *collective.Comm, s *shard.Served, ntype, mask string, batchS
 	if err := collective.Agree(c, err); err != nil {
 		return nil, err
 	}
-	return newPlan(c, s, 1, local, batchSize, fmt.Sprintf("nodes of type %s with %s set", ntype, orAll(mask)))
+	return newPlan(c, s, 1, local, batchSize, "nodes of type "+ntype+marked(mask), -1)
 }
 
-func orAll(mask string) string {
+// marked says which items a mask keeps, for messages.
+func marked(mask string) string {
 	if mask == "" {
-		return "(all)"
+		return ""
 	}
-	return mask
+	return " with " + mask + " set"
 }
 
 // trainNodes lists the new IDs of partition p's nodes of type ti with mask
@@ -135,7 +137,7 @@ func NewEdgePlan(c *collective.Comm, s *shard.Served, etype, mask string, batchS
 	if err := collective.Agree(c, err); err != nil {
 		return nil, err
 	}
-	return newPlan(c, s, 4, local, batchSize, fmt.Sprintf("edges of type %s with %s set", s.Config.EdgeTypes[et], orAll(mask)))
+	return newPlan(c, s, 4, local, batchSize, "edges of type "+s.Config.EdgeTypes[et].String()+marked(mask), et)
 }
 
 // targetEtype resolves the edge type of a link task.
@@ -187,9 +189,9 @@ func trainEdges(p *shard.Partition, et int, mask string) ([]int64, error) {
 // newPlan completes a plan from the items of this rank's partitions: it
 // shares the counts, checks the batch count, and fetches the items of the
 // other partitions this rank's batches reach. It is collective.
-func newPlan(c *collective.Comm, s *shard.Served, width int, local map[int][]int64, batchSize int, what string) (*Plan, error) {
+func newPlan(c *collective.Comm, s *shard.Served, width int, local map[int][]int64, batchSize int, what string, etype int) (*Plan, error) {
 	k := s.Config.NumParts
-	pl := &Plan{batchSize: int64(batchSize), width: width, rank: c.Rank(), ranks: c.Size(), items: make([][]int64, k)}
+	pl := &Plan{batchSize: int64(batchSize), width: width, rank: c.Rank(), ranks: c.Size(), items: make([][]int64, k), etype: etype}
 	counts := make([]int64, k)
 	for q := range counts {
 		counts[q] = -1
@@ -314,6 +316,10 @@ func (pl *Plan) Stats() PlanStats {
 	return PlanStats{Items: pl.total, Batches: pl.batches, PerRank: pl.perRank, Dropped: pl.batches - pl.perRank*int64(pl.ranks),
 		LocalShare: float64(pl.local) / float64(max(1, hi-lo)), Partitions: pl.counts, ReachedParts: pl.reached()}
 }
+
+// EdgeType returns the edge type an edge plan trains on, or -1 for a node
+// plan.
+func (pl *Plan) EdgeType() int { return pl.etype }
 
 // BatchesPerEpoch returns how many batches every rank runs per epoch.
 func (pl *Plan) BatchesPerEpoch() int64 { return pl.perRank }

@@ -145,6 +145,11 @@ func Dispatch(c *collective.Comm, g *graphio.Graph, a *graphio.Assignment, out s
 	if err != nil {
 		return nil, err
 	}
+	if g.Nodes == nil {
+		// An edge list or a .npy of edges has no node arrays: each rank
+		// still holds its even share of every type's nodes.
+		g.Nodes = graph.NewNodeData(&g.Meta, c.Rank(), c.Size())
+	}
 	d := &dispatcher{c: c, o: o, g: g, m: &g.Meta, a: a, out: out, K: a.NumParts, P: c.Size(),
 		T: len(g.Meta.NodeTypes), E: len(g.Meta.EdgeTypes), res: Result{Seconds: map[string]float64{}, Traffic: map[string]rank.Traffic{}}}
 	if err := collective.Agree(c, d.check()); err != nil {

@@ -32,7 +32,7 @@ func register(c *command) {
 
 // commandOrder lists commands in pipeline order for the help text; others
 // follow alphabetically.
-var commandOrder = []string{"gen", "ingest-check", "partition", "dispatch", "inspect", "fetch", "pack", "info", "selftest"}
+var commandOrder = []string{"gen", "ingest-check", "partition", "dispatch", "inspect", "fetch", "sample", "pack", "info", "selftest"}
 
 func sortedCommands() []*command {
 	rank := map[string]int{}
