@@ -124,8 +124,8 @@ type dispatcher struct {
 	halo, cut []int64 // per partition, filled by the writing rank
 	// sums[p*F+f] is the checksum of file f (allFiles order) of partition
 	// p, filled by its writing rank.
-	sums []int64
-	res  Result
+	sums      []int64
+	res       Result
 	sent, got struct{ nodes, edges tally }
 	files     []PartFiles
 }
