@@ -2,6 +2,7 @@ package sampler
 
 import (
 	"fmt"
+	"time"
 
 	"gnnrun/collective"
 	"gnnrun/graph"
@@ -51,6 +52,9 @@ type Stats struct {
 	LocalNodes, RemoteNodes int64
 	// Bytes sent and received for remote frontier nodes.
 	Sent, Received int64
+	// Seconds drawing local nodes' edges, and in the remote step (the
+	// exchanges, or the one-sided reads, and what they wait for).
+	LocalSeconds, RemoteSeconds float64
 }
 
 // remoteDraws samples frontier nodes whose partitions this rank does not
@@ -199,6 +203,7 @@ func (s *Sampler) layer(epoch int, batch int64, key Key, layer int, frontier []i
 	s.counts = grow32(s.counts, len(frontier))
 	book := s.served.Book
 	var err error
+	t0 := time.Now()
 	for i, v := range frontier {
 		if v < 0 || v >= book.NumNodes() {
 			return nil, fmt.Errorf("sampler: node %d outside the graph's [0, %d)", v, book.NumNodes())
@@ -221,8 +226,11 @@ func (s *Sampler) layer(epoch int, batch int64, key Key, layer int, frontier []i
 	if err != nil {
 		s.farNodes, s.farParts = s.farNodes[:0], s.farParts[:0]
 	}
+	t1 := time.Now()
 	var remoteErr error
 	s.farCount, remoteErr = s.remote.draw(epoch, batch, layer, s.farNodes, s.farParts, s.excl, &s.far, s.farCount[:0], err != nil)
+	s.stats.LocalSeconds += t1.Sub(t0).Seconds()
+	s.stats.RemoteSeconds += time.Since(t1).Seconds()
 	if err == nil {
 		err = remoteErr
 	}

@@ -1,0 +1,203 @@
+// Command sample measures gnnrun's neighbour sampler on generated R-MAT
+// graphs dispatched into K = 4 partitions (partitioned by gnnrun's
+// partitioner, balanced on nodes and training nodes): sampled edges/s per
+// rank at 1, 2 and 4 ranks with both transports, beside the limit measured
+// in the same run — a plain loop that reads, for the same destination
+// nodes, their indptr entries and as many random entries of their indices
+// ranges as were sampled (the memory system's random-access rate) — and the
+// share of frontier nodes sampled remotely with each transport's cost per
+// remote frontier node.
+//
+// Usage (from the repository root; it runs mpirun itself):
+//
+//	go run ./bench/sample --scale 20,22
+//
+// Graphs and partitions are made once under --dir (default
+// bench/results/tmp/sample, git-ignored). Results go to
+// bench/results/sample.{json,md,svg}.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+func main() {
+	var o driverOptions
+	flag.StringVar(&o.scales, "scale", "20,22", "R-MAT scales, comma-separated")
+	flag.StringVar(&o.ranks, "np", "1,2,4", "rank counts, comma-separated")
+	flag.IntVar(&o.parts, "parts", 4, "partitions K")
+	flag.StringVar(&o.fanouts, "fanouts", "15,10,5", "fanouts, the hop nearest the seeds first")
+	flag.IntVar(&o.batch, "batch-size", 1024, "seeds per batch")
+	flag.IntVar(&o.batches, "batches", 24, "batches each rank samples per configuration")
+	flag.StringVar(&o.dir, "dir", "bench/results/tmp/sample", "work directory for graphs and partitions")
+	flag.StringVar(&o.out, "out", "bench/results/sample", "results prefix (.json, .md, .svg)")
+	worker := flag.Bool("worker", false, "internal: run as an MPI rank")
+	render := flag.Bool("render", false, "only rewrite the .md and .svg from the .json of an earlier run")
+	var w workerOptions
+	flag.StringVar(&w.parts, "parts-dir", "", "worker: partition directory")
+	flag.StringVar(&w.transport, "transport", "alltoall", "worker: alltoall or rma")
+	flag.Parse()
+	switch {
+	case *worker:
+		w.fanouts, w.batch, w.batches = o.fanouts, o.batch, o.batches
+		if err := runWorker(w); err != nil {
+			fmt.Fprintln(os.Stderr, "bench/sample worker:", err)
+			os.Exit(1)
+		}
+	case *render:
+		if err := rerender(o.out); err != nil {
+			fmt.Fprintln(os.Stderr, "bench/sample:", err)
+			os.Exit(1)
+		}
+	default:
+		if err := runDriver(o); err != nil {
+			fmt.Fprintln(os.Stderr, "bench/sample:", err)
+			os.Exit(1)
+		}
+	}
+}
+
+type driverOptions struct {
+	scales, ranks, dir, out, fanouts string
+	parts, batch, batches            int
+}
+
+// result is one configuration's measurement.
+type result struct {
+	Scale     int    `json:"scale"`
+	Ranks     int    `json:"ranks"`
+	Transport string `json:"transport"`
+	workerResult
+}
+
+func ints(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, fmt.Errorf("bad number %q", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func runDriver(o driverOptions) error {
+	scales, err := ints(o.scales)
+	if err != nil {
+		return err
+	}
+	ranks, err := ints(o.ranks)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(o.dir, 0o755); err != nil {
+		return err
+	}
+	bin := filepath.Join(o.dir, "gnnrun")
+	self := filepath.Join(o.dir, "bench-sample")
+	for _, b := range [][]string{{bin, "./cmd/gnnrun"}, {self, "./bench/sample"}} {
+		if out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput(); err != nil {
+			return fmt.Errorf("go build %s: %v\n%s", b[1], err, out)
+		}
+	}
+	var results []result
+	for _, sc := range scales {
+		parts, err := prepare(o, bin, sc)
+		if err != nil {
+			return err
+		}
+		for _, np := range ranks {
+			for _, tr := range []string{"alltoall", "rma"} {
+				if np == 1 && tr == "rma" {
+					continue // one rank serves every partition: nothing is remote
+				}
+				out, err := mpirunOutput(np, self, "-worker", "-parts-dir", parts, "-transport", tr,
+					"-fanouts", o.fanouts, "-batch-size", fmt.Sprint(o.batch), "-batches", fmt.Sprint(o.batches))
+				if err != nil {
+					return err
+				}
+				r := result{Scale: sc, Ranks: np, Transport: tr}
+				if err := json.Unmarshal(lastLine(out), &r.workerResult); err != nil {
+					return fmt.Errorf("scale %d P=%d %s: worker output: %v\n%s", sc, np, tr, err, out)
+				}
+				fmt.Fprintf(os.Stderr, "scale %d P=%d %s: %.3g edges/s per rank (limit %.3g), remote %.1f%%\n",
+					sc, np, tr, r.edgesPerRank(), r.limitPerRank(), 100*r.remoteShare())
+				results = append(results, r)
+			}
+		}
+	}
+	blob, err := json.MarshalIndent(results, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(o.out+".json", append(blob, '\n'), 0o644); err != nil {
+		return err
+	}
+	return render(o.out, results)
+}
+
+// prepare generates, partitions and dispatches R-MAT scale sc once.
+func prepare(o driverOptions, bin string, sc int) (string, error) {
+	g := filepath.Join(o.dir, fmt.Sprintf("rmat%d", sc))
+	asg := g + fmt.Sprintf("-asg%d", o.parts)
+	parts := g + fmt.Sprintf("-parts%d", o.parts)
+	steps := []struct {
+		done string
+		args []string
+	}{
+		{filepath.Join(g, "metadata.json"), []string{"gen", "--scale", fmt.Sprint(sc), "--classes", "10", "--out", g}},
+		{filepath.Join(asg, "partition_meta.json"), []string{"partition", "--in", g, "--parts", fmt.Sprint(o.parts), "--balance", "nodes,train", "--out", asg}},
+		{filepath.Join(parts, fmt.Sprintf("rmat%d.json", sc)), []string{"dispatch", "--in", g, "--assignment", asg, "--out", parts}},
+	}
+	for _, st := range steps {
+		if _, err := os.Stat(st.done); err == nil {
+			continue
+		}
+		fmt.Fprintf(os.Stderr, "gnnrun %s\n", strings.Join(st.args, " "))
+		if _, err := mpirunOutput(2, bin, st.args...); err != nil {
+			return "", err
+		}
+	}
+	return parts, nil
+}
+
+// mpirunOutput runs bin on np ranks and returns its stdout.
+func mpirunOutput(np int, bin string, args ...string) ([]byte, error) {
+	full := []string{"-np", fmt.Sprint(np), "--oversubscribe", "--mca", "btl", "self,vader,tcp"}
+	if os.Geteuid() == 0 {
+		full = append(full, "--allow-run-as-root")
+	}
+	cmd := exec.Command("mpirun", append(append(full, bin), args...)...)
+	var stdout bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("mpirun -np %d %s %s: %v", np, bin, strings.Join(args, " "), err)
+	}
+	return stdout.Bytes(), nil
+}
+
+func lastLine(b []byte) []byte {
+	lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
+	return lines[len(lines)-1]
+}
+
+func rerender(out string) error {
+	blob, err := os.ReadFile(out + ".json")
+	if err != nil {
+		return err
+	}
+	var results []result
+	if err := json.Unmarshal(blob, &results); err != nil {
+		return err
+	}
+	return render(out, results)
+}

@@ -1,0 +1,258 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"gnnrun/collective"
+	"gnnrun/rank"
+	"gnnrun/sampler"
+	"gnnrun/shard"
+)
+
+type workerOptions struct {
+	parts, transport, fanouts string
+	batch, batches            int
+}
+
+// workerResult is what every rank measured, indexed by rank.
+type workerResult struct {
+	Secs        []float64 `json:"secs"`         // in SampleTask
+	Edges       []int64   `json:"edges"`        // sampled
+	LocalNodes  []int64   `json:"local_nodes"`  // frontier nodes drawn here
+	RemoteNodes []int64   `json:"remote_nodes"` // ... at or from other ranks
+	LocalSecs   []float64 `json:"local_secs"`   // drawing the local ones
+	RemoteSecs  []float64 `json:"remote_secs"`  // in the remote step
+	Bytes       []int64   `json:"bytes"`        // sent and received for remote nodes
+	LimitSecs   []float64 `json:"limit_secs"`   // the random-access loop
+	LimitReads  []int64   `json:"limit_reads"`  // indices entries it read
+	LocalEdges  []int64   `json:"local_edges"`  // edges drawn for local nodes
+	Batches     int       `json:"batches"`
+}
+
+func (r *workerResult) edgesPerRank() float64 {
+	s := 0.0
+	for i := range r.Secs {
+		s += float64(r.Edges[i]) / r.Secs[i]
+	}
+	return s / float64(len(r.Secs))
+}
+
+func (r *workerResult) limitPerRank() float64 {
+	s := 0.0
+	for i := range r.LimitSecs {
+		s += float64(r.LimitReads[i]) / r.LimitSecs[i]
+	}
+	return s / float64(len(r.LimitSecs))
+}
+
+func (r *workerResult) remoteShare() float64 {
+	var l, m int64
+	for i := range r.LocalNodes {
+		l += r.LocalNodes[i]
+		m += r.RemoteNodes[i]
+	}
+	return float64(m) / float64(max(1, l+m))
+}
+
+// perNode returns the seconds per node summed over ranks, in µs.
+func perNode(secs []float64, nodes []int64) float64 {
+	var s float64
+	var n int64
+	for i := range secs {
+		s += secs[i]
+		n += nodes[i]
+	}
+	if n == 0 {
+		return 0
+	}
+	return 1e6 * s / float64(n)
+}
+
+// visit is a local destination node of a batch and how many edges were
+// drawn for it: what the limit loop reads again.
+type visit struct {
+	part  int // index into Served.Parts
+	local int64
+	count int32
+}
+
+func runWorker(o workerOptions) error {
+	w, err := rank.World()
+	if err != nil {
+		return err
+	}
+	defer rank.Finalize()
+	c := collective.MustNew(w)
+	s, err := shard.Serve(c, o.parts)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	tr, err := shard.ParseTransport(o.transport)
+	if err != nil {
+		return err
+	}
+	fan, err := sampler.ParseFanouts(o.fanouts)
+	if err != nil {
+		return err
+	}
+	plan, err := sampler.NewNodePlan(c, s, s.Config.NodeTypes[0], "train_mask", o.batch)
+	if err != nil {
+		return err
+	}
+	sm, err := sampler.New(c, s, sampler.Options{Fanouts: fan, Transport: tr, Seed: 1})
+	if err != nil {
+		return err
+	}
+	tasks := plan.Epoch(1, 0)
+	const warm = 2
+	if len(tasks) < o.batches+warm {
+		return fmt.Errorf("%d batches per rank, the benchmark wants %d", len(tasks), o.batches+warm)
+	}
+	touch(s)
+	for _, t := range tasks[:warm] {
+		if _, err := sm.SampleTask(t); err != nil {
+			return err
+		}
+	}
+	before := sm.Stats()
+	var visits []visit
+	var secs float64
+	var localEdges int64
+	for _, t := range tasks[warm : warm+o.batches] {
+		t0 := time.Now()
+		b, err := sm.SampleTask(t)
+		secs += time.Since(t0).Seconds()
+		if err != nil {
+			return err
+		}
+		var n int64
+		visits, n = localVisits(s, b, visits)
+		localEdges += n
+	}
+	st := sm.Stats()
+	limitSecs, reads := limitLoop(s, visits)
+	mine := workerResult{Secs: []float64{secs}, Edges: []int64{st.Edges - before.Edges},
+		LocalNodes: []int64{st.LocalNodes - before.LocalNodes}, RemoteNodes: []int64{st.RemoteNodes - before.RemoteNodes},
+		LocalSecs: []float64{st.LocalSeconds - before.LocalSeconds}, RemoteSecs: []float64{st.RemoteSeconds - before.RemoteSeconds},
+		Bytes: []int64{st.Sent + st.Received - before.Sent - before.Received}, LimitSecs: []float64{limitSecs},
+		LimitReads: []int64{reads}, LocalEdges: []int64{localEdges}, Batches: o.batches}
+	all, err := gather(c, mine)
+	if err != nil {
+		return err
+	}
+	if err := sm.Close(); err != nil {
+		return err
+	}
+	if c.Rank() == 0 {
+		return json.NewEncoder(os.Stdout).Encode(all)
+	}
+	return nil
+}
+
+// touch reads one byte of every page of the served CSC arrays, so the
+// timings see partitions a trainer has already mapped.
+func touch(s *shard.Served) byte {
+	var x byte
+	for _, p := range s.Parts {
+		for _, b := range [][]int64{p.Indptr, p.EdgeIDs, p.Local2Global} {
+			for i := 0; i < len(b); i += 512 {
+				x ^= byte(b[i])
+			}
+		}
+		for i := 0; i < len(p.Indices32); i += 1024 {
+			x ^= byte(p.Indices32[i])
+		}
+		for i := 0; i < len(p.Indices64); i += 512 {
+			x ^= byte(p.Indices64[i])
+		}
+	}
+	return x
+}
+
+// localVisits appends the local destination nodes of every block of b
+// with the number of edges drawn for each, and returns how many edges that
+// is.
+func localVisits(s *shard.Served, b *sampler.Batch, visits []visit) ([]visit, int64) {
+	var edges int64
+	for _, bl := range b.Blocks {
+		counts := make([]int32, bl.NumDst)
+		for _, d := range bl.Dst {
+			counts[d]++
+		}
+		for i, v := range bl.Nodes[:bl.NumDst] {
+			q := s.Book.Part(v)
+			p := s.Local(q)
+			if p == nil {
+				continue
+			}
+			k := 0
+			for s.Parts[k].ID != q {
+				k++
+			}
+			visits = append(visits, visit{part: k, local: v - p.Lo, count: counts[i]})
+			edges += int64(counts[i])
+		}
+	}
+	return visits, edges
+}
+
+// limitLoop reads, for every visit, the node's indptr entries and count
+// random entries of its indices range: the random-access rate any sampler
+// of these nodes is bounded by. It returns the seconds and the entries
+// read.
+func limitLoop(s *shard.Served, visits []visit) (float64, int64) {
+	x := uint64(0x9e3779b97f4a7c15)
+	var sum, reads int64
+	t0 := time.Now()
+	for _, v := range visits {
+		p := s.Parts[v.part]
+		a, b := p.Indptr[v.local], p.Indptr[v.local+1]
+		n := uint64(b - a)
+		for range v.count {
+			x ^= x << 13
+			x ^= x >> 7
+			x ^= x << 17
+			q := a + int64((x>>32)*n>>32)
+			if p.Indices32 != nil {
+				sum += int64(p.Indices32[q])
+			} else {
+				sum += p.Indices64[q]
+			}
+		}
+		reads += int64(v.count)
+	}
+	secs := time.Since(t0).Seconds()
+	if sum == 42 { // keep the reads
+		fmt.Fprint(os.Stderr, "")
+	}
+	return secs, reads
+}
+
+// gather collects every rank's single-element slices into one result on
+// rank 0.
+func gather(c *collective.Comm, r workerResult) (workerResult, error) {
+	out := workerResult{Batches: r.Batches}
+	fl := [][]float64{r.Secs, r.LocalSecs, r.RemoteSecs, r.LimitSecs}
+	dst := []*[]float64{&out.Secs, &out.LocalSecs, &out.RemoteSecs, &out.LimitSecs}
+	for i, v := range fl {
+		all, _, err := collective.Allgatherv(c, v)
+		if err != nil {
+			return out, err
+		}
+		*dst[i] = all
+	}
+	in := [][]int64{r.Edges, r.LocalNodes, r.RemoteNodes, r.Bytes, r.LimitReads, r.LocalEdges}
+	idst := []*[]int64{&out.Edges, &out.LocalNodes, &out.RemoteNodes, &out.Bytes, &out.LimitReads, &out.LocalEdges}
+	for i, v := range in {
+		all, _, err := collective.Allgatherv(c, v)
+		if err != nil {
+			return out, err
+		}
+		*idst[i] = all
+	}
+	return out, nil
+}
