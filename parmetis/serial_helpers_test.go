@@ -96,13 +96,12 @@ func plantedGraph(k, size, deg, links int, seed uint64) (*Graph, []int32, int64)
 	return buildGraph(n, edges), block, int64(len(cut))
 }
 
-// readMetis reads an unweighted METIS graph file, for tests only; it skips
-// the test when the file is missing.
+// readMetis reads an unweighted METIS graph file, for tests only.
 func readMetis(tb testing.TB, path string) *Graph {
 	tb.Helper()
 	f, err := os.Open(path)
 	if err != nil {
-		tb.Skipf("no graph: %v", err)
+		tb.Fatal(err)
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)

@@ -271,7 +271,7 @@ func checkPartsInRange(t *testing.T, part []int32, k int) {
 // gpmetis 5.1's k-way cut (the numbers, measured here: 142, 636,
 // 1737 at K = 2, 8, 32): the median over three seeds must stay within 5%.
 func TestPartitionSerialMeshQuality(t *testing.T) {
-	g := readMetis(t, "/work/shared/data/graphs/4elt.graph")
+	g := readMetis(t, "testdata/4elt.graph")
 	for _, c := range []struct {
 		k       int
 		gpmetis int64
