@@ -8,6 +8,7 @@ import (
 
 	"gnnrun/collective"
 	"gnnrun/graph"
+	"gnnrun/parmetis/serial"
 	"gnnrun/rank"
 )
 
@@ -41,9 +42,9 @@ func runWorld(t *testing.T, p int, fn func(c *collective.Comm) error) {
 // TestBuildSameGraphAtAnyRankCount builds the same input on 1, 2, 3 and 5
 // ranks; the replicated graphs must be equal, valid, and free of self loops.
 func TestBuildSameGraphAtAnyRankCount(t *testing.T) {
-	var want *Graph
+	var want *serial.Graph
 	for _, p := range []int{1, 2, 3, 5} {
-		var got *Graph
+		var got *serial.Graph
 		runWorld(t, p, func(c *collective.Comm) error {
 			g, st, err := Build(c, randomInput(40, 300, 7, c.Rank(), p))
 			if err != nil {

@@ -5,18 +5,19 @@ import (
 	"math"
 
 	"gnnrun/collective"
+	"gnnrun/parmetis/serial"
 )
 
 // Replicate gathers the whole distributed graph on every rank as a serial
 // Graph whose vertex i is global vertex i. It is meant for the coarsest
 // graph, whose size the caller bounds; it is collective.
-func (g *DistGraph) Replicate() (*Graph, error) {
+func (g *DistGraph) Replicate() (*serial.Graph, error) {
 	if g.N() > math.MaxInt32 {
 		return nil, fmt.Errorf("parmetis: cannot replicate a graph of %d vertices", g.N())
 	}
 	if g.c.Size() == 1 {
 		// One rank: local indices are global IDs; share the arrays.
-		return &Graph{NCon: g.NCon, Xadj: g.Xadj, Adjncy: g.Adj, Adjwgt: g.Adjwgt, Vwgt: g.Vwgt}, nil
+		return &serial.Graph{NCon: g.NCon, Xadj: g.Xadj, Adjncy: g.Adj, Adjwgt: g.Adjwgt, Vwgt: g.Vwgt}, nil
 	}
 	nl := g.NLocal()
 	deg := make([]int64, nl)
@@ -31,7 +32,7 @@ func (g *DistGraph) Replicate() (*Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Graph{NCon: g.NCon, Xadj: make([]int64, len(degs)+1)}
+	s := &serial.Graph{NCon: g.NCon, Xadj: make([]int64, len(degs)+1)}
 	for v, d := range degs {
 		s.Xadj[v+1] = s.Xadj[v] + d
 	}

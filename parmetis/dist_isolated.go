@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"gnnrun/collective"
+	"gnnrun/parmetis/serial"
 	"gnnrun/rank"
 )
 
@@ -36,7 +37,7 @@ func partitionAroundIsolatedDist(g *DistGraph, do DistOptions) (res *Result, ok 
 		return nil, false, err
 	}
 	t0 := time.Now()
-	o, err := do.Options.normalized(int(min(g.N(), math.MaxInt32)), g.NCon)
+	o, err := do.Options.Normalized(int(min(g.N(), math.MaxInt32)), g.NCon)
 	if err != nil {
 		return nil, false, err
 	}
@@ -57,7 +58,7 @@ func partitionAroundIsolatedDist(g *DistGraph, do DistOptions) (res *Result, ok 
 		return nil, false, err
 	}
 	iso, isoW, total := all[0], all[1], all[2]
-	if !asidePays(g.NCon, g.N(), iso, o.Parts) || total == isoW {
+	if !serial.AsidePays(g.NCon, g.N(), iso, o.Parts) || total == isoW {
 		return nil, false, nil
 	}
 	sub, err := g.induceOnAll(side, 1)
@@ -110,7 +111,7 @@ func partitionAroundIsolatedDist(g *DistGraph, do DistOptions) (res *Result, ok 
 // proportion to the room under its bound, and the ranks take the isolated
 // vertices in rank order, each its run of the global sequence. It is
 // collective.
-func fillIsolatedDist(g *DistGraph, part []int32, o Options, total, isoW int64) error {
+func fillIsolatedDist(g *DistGraph, part []int32, o serial.Options, total, isoW int64) error {
 	k := o.Parts
 	w := make([]int64, k+1)
 	for v, p := range part {

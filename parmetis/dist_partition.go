@@ -9,11 +9,12 @@ import (
 
 	"gnnrun/collective"
 	"gnnrun/graph"
+	"gnnrun/parmetis/serial"
 )
 
 // DistOptions adds to Options the limits of the distributed scheme.
 type DistOptions struct {
-	Options
+	serial.Options
 	// MaxReplicated bounds the coarsest graph, in vertices plus arcs, that
 	// every rank holds whole for the initial partition. 0 picks
 	// max(1000000, (N+arcs)/(3P)), so a rank's share of memory stays
@@ -74,7 +75,7 @@ type distCtrl struct {
 	// than this fraction (default 0.1%).
 	passGain   float64
 	coarsening Coarsening
-	o          Options
+	o          serial.Options
 	seed       uint64
 	maxVwgt    []int64
 	seconds    map[string]float64
@@ -155,8 +156,8 @@ func PartitionKway(g *DistGraph, do DistOptions) (*Result, error) {
 	return &Result{Part: part, Cut: r.cut, Imbalance: r.pb.imbalance(ctl.o), Levels: stats, Seconds: ctl.seconds}, nil
 }
 
-func newDistCtrl(g *DistGraph, o Options) (*distCtrl, error) {
-	o, err := o.normalized(int(min(g.N(), math.MaxInt32)), g.NCon)
+func newDistCtrl(g *DistGraph, o serial.Options) (*distCtrl, error) {
+	o, err := o.Normalized(int(min(g.N(), math.MaxInt32)), g.NCon)
 	if err != nil {
 		return nil, err
 	}
@@ -287,7 +288,7 @@ func initialPartition(g *DistGraph, ctl *distCtrl, coarse bool) ([]int32, error)
 		return nil, err
 	}
 	o := ctl.o
-	o.mixIsolated = coarse // see Options.mixIsolated
+	o.MixIsolated = coarse // see serial.Options.MixIsolated
 	if o.Threads, err = serialThreads(c, o.Threads); err != nil {
 		return nil, err
 	}
@@ -304,12 +305,12 @@ func initialPartition(g *DistGraph, ctl *distCtrl, coarse bool) ([]int32, error)
 		o.Seed = graph.Mix(ctl.seed, 0x1417, uint64(c.Rank()), uint64(run))
 		// Heavy coarse vertices may keep the coarsest graph from
 		// balancing; the balancing phase of the finer levels fixes that.
-		p, err := PartitionSerial(s, o)
-		if err != nil && !errors.Is(err, ErrUnbalanced) {
+		p, err := serial.Partition(s, o)
+		if err != nil && !errors.Is(err, serial.ErrUnbalanced) {
 			return nil, err
 		}
-		sc := EdgeCut(s, p)
-		if imb := Imbalance(s, p, o); !within(imb, o.Imbalance) {
+		sc := serial.EdgeCut(s, p)
+		if imb := serial.Imbalance(s, p, o); !serial.Within(imb, o.Imbalance) {
 			sc = math.MaxInt64 / 2
 		}
 		if sc < score {
@@ -352,15 +353,6 @@ func serialThreads(c *collective.Comm, asked int) (int, error) {
 	return max(1, runtime.GOMAXPROCS(0)/local), nil
 }
 
-func within(imb, ub []float64) bool {
-	for c := range imb {
-		if imb[c] > ub[c]+1e-9 {
-			return false
-		}
-	}
-	return true
-}
-
 // project gives every vertex of the finer graph the part of its coarse
 // vertex, asking the owners of remote coarse vertices.
 func project(fine, coarse *DistGraph, cmap []int64, cpart []int32) ([]int32, error) {
@@ -396,7 +388,7 @@ func project(fine, coarse *DistGraph, cmap []int64, cpart []int32) ([]int32, err
 
 // Evaluate returns the cut and per-constraint imbalance of a partition of
 // g given by the part of each owned vertex. It is collective.
-func Evaluate(g *DistGraph, part []int32, o Options) (int64, []float64, error) {
+func Evaluate(g *DistGraph, part []int32, o serial.Options) (int64, []float64, error) {
 	ctl, err := newDistCtrl(g, o)
 	if err != nil {
 		return 0, nil, err

@@ -7,6 +7,7 @@ import (
 
 	"gnnrun/collective"
 	"gnnrun/graph"
+	"gnnrun/parmetis/serial"
 )
 
 // planted is a graph of k blocks of b vertices, each vertex linked to deg
@@ -111,7 +112,7 @@ func TestPartitionFindsPlantedCut(t *testing.T) {
 	for _, np := range []int{1, 2, 4} {
 		for _, m := range []Method{MethodKway, MethodRB} {
 			// A tiny ceiling forces several distributed levels.
-			do := DistOptions{Options: Options{Parts: 4, Seed: 1}, MaxReplicated: 2000, Method: m}
+			do := DistOptions{Options: serial.Options{Parts: 4, Seed: 1}, MaxReplicated: 2000, Method: m}
 			cut, imb, part := partitionPlanted(t, p, np, do)
 			if cut != int64(p.links) {
 				t.Errorf("np=%d %v: cut %d, planted %d", np, m, cut, p.links)
@@ -133,7 +134,7 @@ func TestPartitionFindsPlantedCut(t *testing.T) {
 
 func TestPartitionDeterministic(t *testing.T) {
 	p := newPlanted(3, 150, 4, 30)
-	do := DistOptions{Options: Options{Parts: 5, Seed: 3}, MaxReplicated: 1500, Method: MethodKway}
+	do := DistOptions{Options: serial.Options{Parts: 5, Seed: 3}, MaxReplicated: 1500, Method: MethodKway}
 	for _, m := range []Method{MethodKway, MethodRB} {
 		do.Method = m
 		c1, _, p1 := partitionPlanted(t, p, 3, do)
@@ -165,7 +166,7 @@ func TestPartitionBalancesEveryConstraint(t *testing.T) {
 			if err := g.SetVertexWeights(3, vw); err != nil {
 				return err
 			}
-			res, err := Partition(g, DistOptions{Options: Options{Parts: 6, Seed: 2}, MaxReplicated: 2500})
+			res, err := Partition(g, DistOptions{Options: serial.Options{Parts: 6, Seed: 2}, MaxReplicated: 2500})
 			if err != nil {
 				return err
 			}

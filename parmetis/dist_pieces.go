@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"gnnrun/collective"
+	"gnnrun/parmetis/serial"
 )
 
 // Pieces of a recursive bisection that are small enough to replicate (see
@@ -57,7 +58,7 @@ func (sc *pieceScope) deferPiece(g *DistGraph, arcs int64, do DistOptions, first
 	// Recursive bisection of the piece into k parts runs over its vertices
 	// log2 k times and over its arcs about twice (pieces of periphery have
 	// many vertices and few arcs): the solvers' work is balanced on that.
-	cost := g.N()*int64(ceilLog2(len(tp))) + 2*arcs
+	cost := g.N()*int64(bisectionLevels(len(tp))) + 2*arcs
 	id := int64(len(sc.pieces))
 	sc.pieces = append(sc.pieces, &piece{g: g, cost: cost, do: do, first: first, tp: tp, ub: ub})
 	part := make([]int32, g.NLocal())
@@ -93,7 +94,7 @@ func (sc *pieceScope) solve() error {
 		}
 		load[p.solver] += p.cost
 	}
-	mine := make([]*Graph, len(todo)) // the replicas of this rank's pieces
+	mine := make([]*serial.Graph, len(todo)) // the replicas of this rank's pieces
 	for i, p := range todo {
 		s, err := p.g.Replicate()
 		if err != nil {

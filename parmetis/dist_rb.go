@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"runtime"
 	"time"
 
 	"gnnrun/collective"
 	"gnnrun/graph"
+	"gnnrun/parmetis/serial"
 )
 
 // PartitionRB computes a K-way partition by distributed recursive
@@ -21,7 +23,7 @@ import (
 // holds O((N+M)/P) throughout. A final k-way refinement and balancing pass
 // on g follows. It is collective.
 func PartitionRB(g *DistGraph, do DistOptions) (*Result, error) {
-	o, err := do.Options.normalized(int(min(g.N(), math.MaxInt32)), g.NCon)
+	o, err := do.Options.Normalized(int(min(g.N(), math.MaxInt32)), g.NCon)
 	if err != nil {
 		return nil, err
 	}
@@ -34,7 +36,7 @@ func PartitionRB(g *DistGraph, do DistOptions) (*Result, error) {
 	if do.Threads, err = serialThreads(g.c, do.Threads); err != nil {
 		return nil, err
 	}
-	depth := ceilLog2(o.Parts)
+	depth := bisectionLevels(o.Parts)
 	arcs, err := g.arcs()
 	if err != nil {
 		return nil, err
@@ -236,12 +238,12 @@ func rbSerial(g *DistGraph, do DistOptions, first int, tp []float64, ub []float6
 // serialPiece partitions the piece s of a recursive bisection serially
 // into the len(tp) parts numbered from first. A piece left unbalanced is
 // no error: the final k-way balancing mends it.
-func serialPiece(s *Graph, do DistOptions, first int, tp []float64, ub []float64) ([]int32, error) {
+func serialPiece(s *serial.Graph, do DistOptions, first int, tp []float64, ub []float64) ([]int32, error) {
 	o := do.Options
 	o.Parts, o.TargetWeights, o.Imbalance = len(tp), tp, ub
 	o.Seed = graph.Mix(do.Seed, 0x5e71a1, uint64(first))
-	part, err := PartitionSerial(s, o)
-	if err != nil && !errors.Is(err, ErrUnbalanced) {
+	part, err := serial.Partition(s, o)
+	if err != nil && !errors.Is(err, serial.ErrUnbalanced) {
 		return nil, err
 	}
 	for i := range part {
@@ -486,3 +488,7 @@ func (ind *induced) back(side, subPart []int32) ([]int32, error) {
 		return out, nil
 	})
 }
+
+// bisectionLevels returns the levels of recursive bisection that make k
+// parts: ceil(log2 k).
+func bisectionLevels(k int) int { return bits.Len(uint(k - 1)) }

@@ -3,6 +3,7 @@ package parmetis
 import (
 	"gnnrun/collective"
 	"gnnrun/graph"
+	"gnnrun/parmetis/serial"
 )
 
 // edgeKey ranks the edges of a vertex: heavier first, ties broken by a hash
@@ -37,7 +38,7 @@ func (g *DistGraph) sparsify(keep []int64) (bool, error) {
 		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
 			keys = append(keys, g.edgeKey(v, e))
 		}
-		thr[v] = kthLargest(keys, int(keep[v]), edgeKey.less)
+		thr[v] = serial.KthLargest(keys, int(keep[v]), edgeKey.less)
 	}
 	if err := haloUpdate(g, thr); err != nil {
 		return false, err

@@ -3,8 +3,9 @@
 // coarsen by matching, partition the coarsest graph, then project back and
 // refine level by level.
 //
-// The serial multilevel partitioner (serial_*.go) works on a Graph one rank
-// holds whole: the replicated coarsest graph of the distributed scheme, or the
-// input when running on one rank. The distributed partitioner (dist_*.go)
-// works on a graph spread over the ranks by contiguous vertex ranges.
+// This package is the distributed partitioner: it works on a DistGraph
+// spread over the ranks by contiguous vertex ranges, and hands the graphs one
+// rank holds whole (the replicated coarsest graph, the pieces of a
+// recursive bisection, the input on one rank) to the serial multilevel
+// partitioner, package parmetis/serial.
 package parmetis

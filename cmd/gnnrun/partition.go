@@ -13,6 +13,7 @@ import (
 
 	"gnnrun/graphio"
 	"gnnrun/parmetis"
+	"gnnrun/parmetis/serial"
 )
 
 type partitionArgs struct {
@@ -166,7 +167,7 @@ func multilevelPartition(e *env, g *graphio.Graph, do parmetis.DistOptions, f pa
 
 // partitionOptions turns the flags into parmetis options.
 func partitionOptions(f partitionArgs) (parmetis.DistOptions, error) {
-	do := parmetis.DistOptions{Options: parmetis.Options{Parts: f.parts, Seed: f.seed, Tries: f.tries}, MaxReplicated: f.maxReplicated}
+	do := parmetis.DistOptions{Options: serial.Options{Parts: f.parts, Seed: f.seed, Tries: f.tries}, MaxReplicated: f.maxReplicated}
 	o := &do.Options
 	if f.parts < 1 {
 		return do, fmt.Errorf("--parts must be at least 1, got %d", f.parts)

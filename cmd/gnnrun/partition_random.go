@@ -5,6 +5,7 @@ import (
 	"gnnrun/graph"
 	"gnnrun/graphio"
 	"gnnrun/parmetis"
+	"gnnrun/parmetis/serial"
 	"gnnrun/rank"
 )
 
@@ -12,7 +13,7 @@ import (
 // function of its ID, so no graph needs to be built: each rank takes an
 // even range of IDs, and measures the cut from the edges it read. It returns
 // the first ID of this rank's range, the result, and the constraint names.
-func randomPartition(e *env, g *graphio.Graph, o parmetis.Options, spec string) (int64, *parmetis.Result, []string, error) {
+func randomPartition(e *env, g *graphio.Graph, o serial.Options, spec string) (int64, *parmetis.Result, []string, error) {
 	c := e.comm
 	n := g.Meta.TotalNodes()
 	book := graph.EvenBook(n, c.Size())
@@ -85,7 +86,7 @@ func inDegrees(c *collective.Comm, ed *graph.Edges, book graph.Book) ([]int64, e
 
 // imbalance returns, per constraint, the heaviest part's weight over its
 // target share of the total.
-func imbalance(c *collective.Comm, part []int32, ncon int, vw []int64, o parmetis.Options) ([]float64, error) {
+func imbalance(c *collective.Comm, part []int32, ncon int, vw []int64, o serial.Options) ([]float64, error) {
 	k := o.Parts
 	local := make([]int64, (k+1)*ncon)
 	for v, p := range part {
