@@ -140,6 +140,12 @@ func (c *ctrl) add(f *ctrl) {
 
 // parallel runs a and b, b on a fork in another goroutine when a slot is
 // free, and returns when both are done. a and b must touch disjoint data.
+//
+// A panic in b's goroutine would end the process there, past the recovery
+// of the program's own goroutines (gnnrun's rank-naming failure path and
+// MPI_Abort): it is recovered in the goroutine as a *PanicError and raised
+// again here once a is done, to reach the caller's recovery (see catch). A
+// panic in a still waits for b, so no goroutine outlives the call.
 func (c *ctrl) parallel(a func(*ctrl), b func(*ctrl)) {
 	select {
 	case c.slots <- struct{}{}:
@@ -149,15 +155,20 @@ func (c *ctrl) parallel(a func(*ctrl), b func(*ctrl)) {
 		return
 	}
 	f := c.fork()
-	done := make(chan struct{})
+	done := make(chan *PanicError, 1)
 	go func() {
-		defer close(done)
+		defer func() { done <- recovered(recover()) }()
 		b(f)
 	}()
+	defer func() {
+		failed := <-done
+		<-c.slots
+		c.add(f)
+		if failed != nil {
+			panic(failed)
+		}
+	}()
 	a(c)
-	<-done
-	<-c.slots
-	c.add(f)
 }
 
 // since adds the time elapsed from t0 to phase p: defer c.since(p, time.Now()).

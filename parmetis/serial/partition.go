@@ -24,10 +24,10 @@ type Stats struct {
 	Timers Timers
 }
 
-// Partition returns the part of every vertex of g for a K-way
-// partition with small edge cut and every part within Imbalance times its
-// target weight in every constraint. It is deterministic for a given graph,
-// options and seed, whatever Options.Threads.
+// Partition returns the part of every vertex of g for a K-way partition
+// with small edge cut and every part within Imbalance times its target
+// weight in every constraint. It is deterministic for a given graph, options
+// and seed, whatever Options.Threads.
 //
 // The method is multilevel recursive bisection: each bisection coarsens the
 // graph by heavy-edge and 2-hop matching, bisects the coarsest graph by
@@ -43,16 +43,22 @@ type Stats struct {
 // percent on meshes.
 //
 // It fails on invalid options or a malformed graph (see Graph; symmetry is
-// not checked here, Graph.Validate does that), and with an error wrapping
-// ErrUnbalanced, together with the partition, when it cannot meet the bound.
+// not checked here, Graph.Validate does that), with an error wrapping
+// ErrUnbalanced, together with the partition, when it cannot meet the bound,
+// and with a *PanicError when it panicked, on any of its goroutines.
 func Partition(g *Graph, o Options) ([]int32, error) {
 	part, _, err := PartitionStats(g, o)
 	return part, err
 }
 
-// PartitionStats is Partition that also returns the cut, the
-// imbalance and the time of each phase.
-func PartitionStats(g *Graph, o Options) ([]int32, *Stats, error) {
+// PartitionStats is Partition that also returns the cut, the imbalance and
+// the time of each phase.
+func PartitionStats(g *Graph, o Options) (part []int32, st *Stats, err error) {
+	defer catch(&err)
+	return partitionStats(g, o)
+}
+
+func partitionStats(g *Graph, o Options) ([]int32, *Stats, error) {
 	if err := checkInput(g); err != nil {
 		return nil, nil, err
 	}
@@ -128,12 +134,18 @@ func better(aErr error, aCut int64, bErr error, bCut int64) bool {
 // RefineKway improves the k-way partition part of g in place: it first
 // moves vertices out of parts above their bound (allowing the cut to grow)
 // until every part is within bound in every constraint, then runs greedy
-// refinement passes that never increase the cut nor break the bound. The
-// distributed partitioner calls it on a projected partition of a graph one
-// rank holds whole. It fails on invalid options, a malformed graph or part
-// values outside [0, Parts), and with an error wrapping ErrUnbalanced when
-// balance cannot be reached (part is still refined).
-func RefineKway(g *Graph, part []int32, o Options) error {
+// refinement passes that never increase the cut nor break the bound: the
+// last step of Partition, for a partition found some other way. It fails
+// on invalid options, a malformed graph or part
+// values outside [0, Parts), with an error wrapping ErrUnbalanced when
+// balance cannot be reached (part is still refined), and with a *PanicError
+// when it panicked.
+func RefineKway(g *Graph, part []int32, o Options) (err error) {
+	defer catch(&err)
+	return refineKway(g, part, o)
+}
+
+func refineKway(g *Graph, part []int32, o Options) error {
 	if err := checkInput(g); err != nil {
 		return err
 	}
