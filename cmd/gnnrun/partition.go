@@ -142,7 +142,7 @@ func runPartition(e *env, args []string) error {
 
 // multilevelPartition builds the partitioner's graph and partitions it; it
 // returns the first node ID of this rank's parts.
-func multilevelPartition(e *env, g *graphio.Graph, do parmetis.DistOptions, f partitionArgs) (int64, *parmetis.Result, parmetis.BuildStats, []string, error) {
+func multilevelPartition(e *env, g *graphio.Graph, do parmetis.Options, f partitionArgs) (int64, *parmetis.Result, parmetis.BuildStats, []string, error) {
 	end := e.stage("build")
 	dg, bst, err := buildForPartition(e, g)
 	end()
@@ -166,8 +166,8 @@ func multilevelPartition(e *env, g *graphio.Graph, do parmetis.DistOptions, f pa
 }
 
 // partitionOptions turns the flags into parmetis options.
-func partitionOptions(f partitionArgs) (parmetis.DistOptions, error) {
-	do := parmetis.DistOptions{Options: serial.Options{Parts: f.parts, Seed: f.seed, Tries: f.tries}, MaxReplicated: f.maxReplicated}
+func partitionOptions(f partitionArgs) (parmetis.Options, error) {
+	do := parmetis.Options{Options: serial.Options{Parts: f.parts, Seed: f.seed, Tries: f.tries}, MaxReplicated: f.maxReplicated}
 	o := &do.Options
 	if f.parts < 1 {
 		return do, fmt.Errorf("--parts must be at least 1, got %d", f.parts)

@@ -12,7 +12,7 @@ import (
 )
 
 // partitionGraph runs the chosen algorithm, flat or hierarchical.
-func partitionGraph(dg *parmetis.DistGraph, do parmetis.DistOptions, f partitionArgs) (*parmetis.Result, error) {
+func partitionGraph(dg *parmetis.DistGraph, do parmetis.Options, f partitionArgs) (*parmetis.Result, error) {
 	o := do.Options
 	if f.hierarchy == "" {
 		return parmetis.Partition(dg, do)

@@ -6,14 +6,6 @@ import (
 	"gnnrun/graph"
 )
 
-// fmFruitless bounds the moves an FM phase makes past its best prefix
-// before it gives up; those moves are then rolled back. On power-law graphs
-// the finest level's FM does most of a bisection's work (R-MAT scale 20:
-// from 4.0 M projected to 0.47 M), and it needs a long climb: 256 stopped
-// it at 0.52-0.56 M over three seeds at np = 2, 2048 reaches 0.47-0.48 M in
-// the same time; meshes' cuts do not change.
-const fmFruitless = 2048
-
 // gainItem is a candidate move in the FM heap: moving v with at most gain.
 // Entries are lazy: gain may be an upper bound, and an entry whose version
 // is not v's current one is stale.

@@ -72,7 +72,7 @@ func (p planted) input(r, np int) Input {
 // partitionPlanted partitions p on np ranks and returns the cut, the
 // imbalance and the gathered partition in global ID order. It checks that
 // greedy refinement never raised the cut on any level.
-func partitionPlanted(t *testing.T, p planted, np int, do DistOptions) (int64, []float64, []int32) {
+func partitionPlanted(t *testing.T, p planted, np int, do Options) (int64, []float64, []int32) {
 	t.Helper()
 	var cut int64
 	var imb []float64
@@ -112,7 +112,7 @@ func TestPartitionFindsPlantedCut(t *testing.T) {
 	for _, np := range []int{1, 2, 4} {
 		for _, m := range []Method{MethodKway, MethodRB} {
 			// A tiny ceiling forces several distributed levels.
-			do := DistOptions{Options: serial.Options{Parts: 4, Seed: 1}, MaxReplicated: 2000, Method: m}
+			do := Options{Options: serial.Options{Parts: 4, Seed: 1}, MaxReplicated: 2000, Method: m}
 			cut, imb, part := partitionPlanted(t, p, np, do)
 			if cut != int64(p.links) {
 				t.Errorf("np=%d %v: cut %d, planted %d", np, m, cut, p.links)
@@ -134,7 +134,7 @@ func TestPartitionFindsPlantedCut(t *testing.T) {
 
 func TestPartitionDeterministic(t *testing.T) {
 	p := newPlanted(3, 150, 4, 30)
-	do := DistOptions{Options: serial.Options{Parts: 5, Seed: 3}, MaxReplicated: 1500, Method: MethodKway}
+	do := Options{Options: serial.Options{Parts: 5, Seed: 3}, MaxReplicated: 1500, Method: MethodKway}
 	for _, m := range []Method{MethodKway, MethodRB} {
 		do.Method = m
 		c1, _, p1 := partitionPlanted(t, p, 3, do)
@@ -166,7 +166,7 @@ func TestPartitionBalancesEveryConstraint(t *testing.T) {
 			if err := g.SetVertexWeights(3, vw); err != nil {
 				return err
 			}
-			res, err := Partition(g, DistOptions{Options: serial.Options{Parts: 6, Seed: 2}, MaxReplicated: 2500})
+			res, err := Partition(g, Options{Options: serial.Options{Parts: 6, Seed: 2}, MaxReplicated: 2500})
 			if err != nil {
 				return err
 			}

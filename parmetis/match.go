@@ -16,10 +16,6 @@ const (
 	stCenter  int8 = 3 // leads a star that may take more members
 )
 
-// matchPasses is the number of request/grant passes per level, as in
-// ParMETIS.
-const matchPasses = 4
-
 // matchReq asks the owner of Target to match it with From.
 type matchReq struct{ Target, From int64 }
 
@@ -28,7 +24,7 @@ type matchReq struct{ Target, From int64 }
 // vertex weights of owned and ghost vertices.
 type matcher struct {
 	g       *DistGraph
-	ctl     *distCtrl
+	ctl     *ctrl
 	level   int
 	state   []int8
 	partner []int64 // pairs: the other vertex; stars: the center (-1: none)
@@ -42,7 +38,7 @@ type matcher struct {
 // augmented by two-hop matching when too many vertices stay unmatched, and
 // returns for every owned vertex the global ID of its coarse vertex's
 // leader (the smaller ID of a pair). It is collective.
-func (g *DistGraph) match(ctl *distCtrl, level int) ([]int64, error) {
+func (g *DistGraph) match(ctl *ctrl, level int) ([]int64, error) {
 	nl, ng := g.NLocal(), len(g.Ghosts)
 	m := &matcher{g: g, ctl: ctl, level: level, state: make([]int8, nl+ng), partner: make([]int64, nl)}
 	for i := range m.state {
@@ -76,7 +72,7 @@ func (g *DistGraph) match(ctl *distCtrl, level int) ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	if starsOnly || freeAll*4 > g.N() {
+	if starsOnly || freeAll*unmatchedForStars > g.N() {
 		// Heavy-edge matching stalls around hubs: their many neighbours all
 		// want the hub. Let the unmatched vertices join stars instead.
 		if err := m.stars(order); err != nil {

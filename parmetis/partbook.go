@@ -2,7 +2,6 @@ package parmetis
 
 import (
 	"gnnrun/collective"
-	"gnnrun/parmetis/serial"
 	"gnnrun/rank"
 )
 
@@ -16,7 +15,7 @@ type partBook struct {
 }
 
 // newPartBook sums the part weights over all ranks. It is collective.
-func newPartBook(g *DistGraph, part []int32, o serial.Options) (*partBook, error) {
+func newPartBook(g *DistGraph, part []int32, o Options) (*partBook, error) {
 	k, nc := o.Parts, g.NCon
 	local := make([]int64, k*nc+nc)
 	for v := range g.NLocal() {
@@ -76,7 +75,7 @@ func (b *partBook) balanced() bool {
 
 // imbalance returns, per constraint, the largest ratio of a part's weight
 // to its target share of the total.
-func (b *partBook) imbalance(o serial.Options) []float64 {
+func (b *partBook) imbalance(o Options) []float64 {
 	out := make([]float64, b.ncon)
 	for c := range b.ncon {
 		if b.total[c] == 0 {

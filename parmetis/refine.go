@@ -9,9 +9,6 @@ import (
 	"gnnrun/rank"
 )
 
-// refinePasses is the number of two-phase greedy passes per level.
-const refinePasses = 4
-
 // move is a vertex changing part, with the cut it saved (its gain).
 type move struct {
 	v        int32
@@ -22,7 +19,7 @@ type move struct {
 // refiner improves a partition of one level of the hierarchy.
 type refiner struct {
 	g     *DistGraph
-	ctl   *distCtrl
+	ctl   *ctrl
 	level int
 	full  []int32 // part of every owned and ghost vertex
 	pb    *partBook
@@ -162,7 +159,7 @@ func (t *twoWay) moved(g *DistGraph, full []int32, v int32) {
 	}
 }
 
-func newRefiner(g *DistGraph, ctl *distCtrl, level int, part []int32) (*refiner, error) {
+func newRefiner(g *DistGraph, ctl *ctrl, level int, part []int32) (*refiner, error) {
 	r := &refiner{g: g, ctl: ctl, level: level, full: make([]int32, g.NLocal()+len(g.Ghosts)), conn: make([]int64, ctl.o.Parts), two: newTwoWay(g, ctl.o.Parts)}
 	copy(r.full, part)
 	if err := haloUpdate(g, r.full); err != nil {

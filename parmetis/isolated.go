@@ -1,7 +1,6 @@
 package parmetis
 
 import (
-	"math"
 	"time"
 
 	"gnnrun/collective"
@@ -19,17 +18,12 @@ import (
 // Graphs small enough to replicate whole skip this here; the serial
 // partitioner does it for them.
 
-// isolatedFloor is the size (vertices plus arcs) up to which graphs are
-// left to the serial partitioner's own setting aside: replicateFloor
-// (tests lower it).
-var isolatedFloor int64 = replicateFloor
-
 // partitionAroundIsolatedDist partitions g this way when it pays (see
-// asidePays; and g is larger than isolatedFloor); ok is false when it does
+// serial.AsidePays; and g is larger than isolatedFloor); ok is false when it does
 // not apply.
 // It is collective.
-func partitionAroundIsolatedDist(g *DistGraph, do DistOptions) (res *Result, ok bool, err error) {
-	if g.c.Size() == 1 || g.NCon != 1 { // (one constraint: asidePays; spare the counting)
+func partitionAroundIsolatedDist(g *DistGraph, do Options) (res *Result, ok bool, err error) {
+	if g.c.Size() == 1 || g.NCon != 1 { // (one constraint: serial.AsidePays; spare the counting)
 		return nil, false, nil
 	}
 	arcs, err := g.arcs()
@@ -37,7 +31,7 @@ func partitionAroundIsolatedDist(g *DistGraph, do DistOptions) (res *Result, ok 
 		return nil, false, err
 	}
 	t0 := time.Now()
-	o, err := do.Options.Normalized(int(min(g.N(), math.MaxInt32)), g.NCon)
+	o, err := do.normalized(g.N(), g.NCon)
 	if err != nil {
 		return nil, false, err
 	}
@@ -65,8 +59,7 @@ func partitionAroundIsolatedDist(g *DistGraph, do DistOptions) (res *Result, ok 
 	if err != nil {
 		return nil, false, err
 	}
-	so := do
-	so.Options = o
+	so := o
 	so.Imbalance = []float64{o.Imbalance[0] * float64(total) / float64(total-isoW)}
 	tSub := time.Now()
 	sres, err := Partition(sub.g, so)
@@ -91,7 +84,7 @@ func partitionAroundIsolatedDist(g *DistGraph, do DistOptions) (res *Result, ok 
 	}
 	// The filling may leave a part a vertex above its bound; balancing
 	// mends that (isolated vertices move at no cost) or reports why not.
-	ctl, err := newDistCtrl(g, o)
+	ctl, err := newCtrl(g, o)
 	if err != nil {
 		return nil, false, err
 	}
@@ -111,7 +104,7 @@ func partitionAroundIsolatedDist(g *DistGraph, do DistOptions) (res *Result, ok 
 // proportion to the room under its bound, and the ranks take the isolated
 // vertices in rank order, each its run of the global sequence. It is
 // collective.
-func fillIsolatedDist(g *DistGraph, part []int32, o serial.Options, total, isoW int64) error {
+func fillIsolatedDist(g *DistGraph, part []int32, o Options, total, isoW int64) error {
 	k := o.Parts
 	w := make([]int64, k+1)
 	for v, p := range part {

@@ -13,7 +13,7 @@ import (
 // as the next one is met, all on rank 0).
 func TestDeferredPiecesMatchImmediate(t *testing.T) {
 	p := newPlanted(4, 200, 6, 40)
-	do := DistOptions{Options: serial.Options{Parts: 8, Seed: 5}, MaxReplicated: 2000, Method: MethodRB}
+	do := Options{Options: serial.Options{Parts: 8, Seed: 5}, MaxReplicated: 2000, Method: MethodRB}
 	for _, np := range []int{2, 3} {
 		cut, _, deferred := partitionPlanted(t, p, np, do)
 		saved := pendingCeiling

@@ -35,7 +35,7 @@ type pieceScope struct {
 type piece struct {
 	g      *DistGraph
 	cost   int64
-	do     DistOptions
+	do     Options
 	first  int
 	tp, ub []float64
 	solver int
@@ -45,16 +45,11 @@ type piece struct {
 // pieceRef names vertex V of piece Piece.
 type pieceRef struct{ Piece, V int64 }
 
-// pendingCeiling bounds the work of the pieces deferred and not solved
-// yet: past it they are solved at once, so deferral holds at most a few
-// pieces' memory.
-var pendingCeiling int64 = 8 * replicateFloor
-
 func newPieceScope(c *collective.Comm) *pieceScope { return &pieceScope{c: c} }
 
 // deferPiece defers the piece g (with arcs arcs) and returns placeholder
 // parts for its owned vertices. It is collective.
-func (sc *pieceScope) deferPiece(g *DistGraph, arcs int64, do DistOptions, first int, tp, ub []float64) ([]int32, error) {
+func (sc *pieceScope) deferPiece(g *DistGraph, arcs int64, do Options, first int, tp, ub []float64) ([]int32, error) {
 	// Recursive bisection of the piece into k parts runs over its vertices
 	// log2 k times and over its arcs about twice (pieces of periphery have
 	// many vertices and few arcs): the solvers' work is balanced on that.

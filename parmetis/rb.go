@@ -22,13 +22,12 @@ import (
 // refinement on power-law graphs (METIS' own -ptype=rb does), and each rank
 // holds O((N+M)/P) throughout. A final k-way refinement and balancing pass
 // on g follows. It is collective.
-func PartitionRB(g *DistGraph, do DistOptions) (*Result, error) {
-	o, err := do.Options.Normalized(int(min(g.N(), math.MaxInt32)), g.NCon)
+func PartitionRB(g *DistGraph, do Options) (*Result, error) {
+	do, err := do.normalized(g.N(), g.NCon)
 	if err != nil {
 		return nil, err
 	}
-	do.Options = o
-	if o.Parts <= 2 {
+	if do.Parts <= 2 {
 		return PartitionKway(g, do)
 	}
 	// The ranks of a host partition their pieces at the same time: share
@@ -36,13 +35,13 @@ func PartitionRB(g *DistGraph, do DistOptions) (*Result, error) {
 	if do.Threads, err = serialThreads(g.c, do.Threads); err != nil {
 		return nil, err
 	}
-	depth := bisectionLevels(o.Parts)
+	depth := bisectionLevels(do.Parts)
 	arcs, err := g.arcs()
 	if err != nil {
 		return nil, err
 	}
 	st := &rbStats{seconds: map[string]float64{}, depth: depth, budget: splitBudget * float64(arcs) / float64(g.c.Size())}
-	part, err := rbSplit(g, do, 0, o.TargetWeights, depth, st)
+	part, err := rbSplit(g, do, 0, do.TargetWeights, depth, st)
 	if err != nil {
 		return nil, err
 	}
@@ -64,18 +63,11 @@ type rbStats struct {
 
 func (st *rbStats) since(phase string, t0 time.Time) { st.seconds[phase] += time.Since(t0).Seconds() }
 
-// splitBudget is the fraction of a rank's share of the input's arcs that a
-// split may give one rank to partition alone. The serial partitioner needs
-// about 100 bytes per arc, eight times what the distributed graph does, so
-// a rank holding 0.8 of its share (0.4 of the graph at P = 2) peaks near
-// half of what one rank needs for the whole graph.
-const splitBudget = 0.8
-
 // rbSplit partitions g into len(tp) parts numbered from first, with target
 // weights tp (summing to 1), with depth of the st.depth levels of bisection
 // left: each level may use 1/st.depth of the imbalance budget (in the
 // exponent), so the levels compound to the bound asked for.
-func rbSplit(g *DistGraph, do DistOptions, first int, tp []float64, depth int, st *rbStats) ([]int32, error) {
+func rbSplit(g *DistGraph, do Options, first int, tp []float64, depth int, st *rbStats) ([]int32, error) {
 	if st.scope != nil && st.scope.c == g.c {
 		return rbRecurse(g, do, first, tp, depth, st)
 	}
@@ -94,7 +86,7 @@ func rbSplit(g *DistGraph, do DistOptions, first int, tp []float64, depth int, s
 }
 
 // rbRecurse is rbSplit within the scope of g's communicator.
-func rbRecurse(g *DistGraph, do DistOptions, first int, tp []float64, depth int, st *rbStats) ([]int32, error) {
+func rbRecurse(g *DistGraph, do Options, first int, tp []float64, depth int, st *rbStats) ([]int32, error) {
 	k := len(tp)
 	switch {
 	case k == 1:
@@ -198,7 +190,7 @@ func (g *DistGraph) splitPays(side []int32, p0 int, budget float64) (bool, error
 func (g *DistGraph) rbSequential(side []int32, halves [2]struct {
 	tp    []float64
 	first int
-}, do DistOptions, depth int, st *rbStats) ([]int32, error) {
+}, do Options, depth int, st *rbStats) ([]int32, error) {
 	final := make([]int32, g.NLocal())
 	for s, h := range halves {
 		t0 := time.Now()
@@ -227,7 +219,7 @@ func (g *DistGraph) rbSequential(side []int32, halves [2]struct {
 
 // rbSerial partitions the whole of g, held by one rank, serially, within
 // the imbalance bounds ub.
-func rbSerial(g *DistGraph, do DistOptions, first int, tp []float64, ub []float64) ([]int32, error) {
+func rbSerial(g *DistGraph, do Options, first int, tp []float64, ub []float64) ([]int32, error) {
 	s, err := g.Replicate()
 	if err != nil {
 		return nil, err
@@ -238,7 +230,7 @@ func rbSerial(g *DistGraph, do DistOptions, first int, tp []float64, ub []float6
 // serialPiece partitions the piece s of a recursive bisection serially
 // into the len(tp) parts numbered from first. A piece left unbalanced is
 // no error: the final k-way balancing mends it.
-func serialPiece(s *serial.Graph, do DistOptions, first int, tp []float64, ub []float64) ([]int32, error) {
+func serialPiece(s *serial.Graph, do Options, first int, tp []float64, ub []float64) ([]int32, error) {
 	o := do.Options
 	o.Parts, o.TargetWeights, o.Imbalance = len(tp), tp, ub
 	o.Seed = graph.Mix(do.Seed, 0x5e71a1, uint64(first))
@@ -277,16 +269,12 @@ func normalize(tp []float64) []float64 {
 
 // finishKway refines the assembled partition with greedy k-way moves (the
 // cut never grows) and balances it, on the original graph.
-func finishKway(g *DistGraph, do DistOptions, part []int32, st *rbStats) (*Result, error) {
-	ctl, err := newDistCtrl(g, do.Options)
+func finishKway(g *DistGraph, do Options, part []int32, st *rbStats) (*Result, error) {
+	ctl, err := newCtrl(g, do)
 	if err != nil {
 		return nil, err
 	}
-	// Greedy k-way passes after the bisections gain little: on R-MAT scale
-	// 18 at K = 8, 32, 64, the first pass 0.5%, each later one 0.1-0.3%,
-	// for about a tenth of the partitioning time each. Stop after a pass
-	// under 0.5%: cuts 0.2-0.5% higher, finish 1.4 -> 0.8 s.
-	ctl.fm, ctl.passGain = false, 0.005
+	ctl.fm, ctl.passGain = false, finishGain
 	r, err := newRefiner(g, ctl, 0, part)
 	if err != nil {
 		return nil, err

@@ -36,7 +36,7 @@ func TestIsolatedVerticesFillTheRoomDist(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			res, err := Partition(dg, DistOptions{Options: o, MaxReplicated: 150})
+			res, err := Partition(dg, Options{Options: o, MaxReplicated: 150})
 			if err != nil {
 				return err
 			}

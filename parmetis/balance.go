@@ -10,10 +10,6 @@ import (
 	"gnnrun/rank"
 )
 
-// balanceRounds bounds the rounds of the balancing phase; each round moves
-// every rank's share of the excess, so few are needed.
-const balanceRounds = 32
-
 // balance moves vertices out of parts above their bound, best gain first
 // (negative gains allowed), until every part is within its bounds for every
 // constraint. On the finest level (final) it fails if that cannot be done.

@@ -27,7 +27,7 @@ func TestBalanceSmallExcessOnManyRanks(t *testing.T) {
 			return err
 		}
 		// Bounds 15.3 per part; part 0 gets 16 vertices, part 1 14.
-		ctl, err := newDistCtrl(g, serial.Options{Parts: 2, Seed: 1, Imbalance: []float64{1.02}})
+		ctl, err := newCtrl(g, Options{Options: serial.Options{Parts: 2, Seed: 1, Imbalance: []float64{1.02}}})
 		if err != nil {
 			return err
 		}
@@ -71,7 +71,7 @@ func TestBalanceFailureNamesReachableBound(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			_, err = Partition(g, DistOptions{Options: serial.Options{Parts: 4, Seed: 1, Imbalance: []float64{1.1}}})
+			_, err = Partition(g, Options{Options: serial.Options{Parts: 4, Seed: 1, Imbalance: []float64{1.1}}})
 			want := "no partition can meet it: the vertices' weights need an imbalance of at least 1.231 in constraint 0"
 			if err == nil || !strings.Contains(err.Error(), want) {
 				return fmt.Errorf("np=%d: error %v, want one saying %q", np, err, want)

@@ -12,7 +12,7 @@ import (
 // cut between machines, the expensive one, is minimised first. Vertex v
 // ends in part group*b + local part. Target weights, if given for the a*b
 // parts, are summed per group for the first level. It is collective.
-func PartitionHierarchical(g *DistGraph, do DistOptions, a, b int) (*Result, error) {
+func PartitionHierarchical(g *DistGraph, do Options, a, b int) (*Result, error) {
 	if a < 1 || b < 1 || a*b != do.Parts {
 		return nil, fmt.Errorf("parmetis: hierarchy %dx%d does not make %d parts", a, b, do.Parts)
 	}
@@ -32,7 +32,7 @@ func PartitionHierarchical(g *DistGraph, do DistOptions, a, b int) (*Result, err
 			return nil, fmt.Errorf("parmetis: machine %d of %d: %w", m, a, err)
 		}
 	}
-	cut, imb, err := Evaluate(g, final, do.Options)
+	cut, imb, err := Evaluate(g, final, do)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +68,7 @@ func localTargets(tp []float64, m, b int) []float64 {
 // partitionInduced partitions the subgraph induced by the vertices in part
 // m into do.Parts parts and writes m*do.Parts + its part into final for
 // those of them this rank owns.
-func (g *DistGraph) partitionInduced(part []int32, m int32, do DistOptions, final []int32) error {
+func (g *DistGraph) partitionInduced(part []int32, m int32, do Options, final []int32) error {
 	sub, err := g.induceOnAll(part, m)
 	if err != nil {
 		return err
