@@ -36,7 +36,7 @@ func PartitionHierarchical(g *DistGraph, do Options, a, b int) (*Result, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Part: final, Cut: cut, Imbalance: imb, Levels: res.Levels, Seconds: res.Seconds}, nil
+	return &Result{Lo: g.Lo(), Part: final, Cut: cut, Imbalance: imb, Levels: res.Levels, Seconds: res.Seconds}, nil
 }
 
 func groupTargets(tp []float64, a, b int) []float64 {

@@ -96,7 +96,7 @@ func partitionAroundIsolatedDist(g *DistGraph, do Options) (res *Result, ok bool
 		return nil, false, err
 	}
 	sres.Seconds["isolated"] += time.Since(t0).Seconds() - subSeconds
-	return &Result{Part: r.full[:nl], Cut: r.cut, Imbalance: r.pb.imbalance(o), Levels: sres.Levels, Seconds: sres.Seconds}, true, nil
+	return &Result{Lo: g.Lo(), Part: r.full[:nl], Cut: r.cut, Imbalance: r.pb.imbalance(o), Levels: sres.Levels, Seconds: sres.Seconds}, true, nil
 }
 
 // fillIsolatedDist gives the vertices with part -1 (isolated, weighing

@@ -14,18 +14,20 @@ type partBook struct {
 	total   []int64   // ncon
 }
 
-// newPartBook sums the part weights over all ranks. It is collective.
-func newPartBook(g *DistGraph, part []int32, o Options) (*partBook, error) {
-	k, nc := o.Parts, g.NCon
+// newPartBook sums over all ranks the part weights of the vertices whose
+// nc weights each are vwgt and whose parts are the first len(vwgt)/nc of
+// part; o must be normalized. It is collective.
+func newPartBook(comm *collective.Comm, nc int, vwgt []int64, part []int32, o Options) (*partBook, error) {
+	k := o.Parts
 	local := make([]int64, k*nc+nc)
-	for v := range g.NLocal() {
+	for v := range len(vwgt) / nc {
 		p := int(part[v])
 		for c := range nc {
-			local[p*nc+c] += g.Vwgt[v*nc+c]
-			local[k*nc+c] += g.Vwgt[v*nc+c]
+			local[p*nc+c] += vwgt[v*nc+c]
+			local[k*nc+c] += vwgt[v*nc+c]
 		}
 	}
-	all, err := collective.Allreduce(g.c, local, rank.Sum)
+	all, err := collective.Allreduce(comm, local, rank.Sum)
 	if err != nil {
 		return nil, err
 	}

@@ -19,7 +19,8 @@ type LevelStats struct {
 
 // Result is a partition of a DistGraph and what it cost.
 type Result struct {
-	// Part is the part of each vertex this rank owns.
+	// Part is the part of each vertex this rank owns, the vertices from Lo.
+	Lo   int64
 	Part []int32
 	// Cut is the total weight of edges between parts.
 	Cut int64
@@ -137,7 +138,7 @@ func PartitionKway(g *DistGraph, do Options) (*Result, error) {
 		part = r.full[:levels[l].NLocal()]
 		ctl.since("refine", t0)
 	}
-	return &Result{Part: part, Cut: r.cut, Imbalance: r.pb.imbalance(ctl.o), Levels: stats, Seconds: ctl.seconds}, nil
+	return &Result{Lo: g.Lo(), Part: part, Cut: r.cut, Imbalance: r.pb.imbalance(ctl.o), Levels: stats, Seconds: ctl.seconds}, nil
 }
 
 // Evaluate returns the cut and per-constraint imbalance of a partition of

@@ -294,7 +294,7 @@ func finishKway(g *DistGraph, do Options, part []int32, st *rbStats) (*Result, e
 	// The hierarchy of the top bisection is not the k-way result's; report
 	// the assembled partition as the one level.
 	levels := []LevelStats{final}
-	return &Result{Part: r.full[:g.NLocal()], Cut: r.cut, Imbalance: r.pb.imbalance(ctl.o), Levels: levels, Seconds: st.seconds}, nil
+	return &Result{Lo: g.Lo(), Part: r.full[:g.NLocal()], Cut: r.cut, Imbalance: r.pb.imbalance(ctl.o), Levels: levels, Seconds: st.seconds}, nil
 }
 
 // induced is one rank's view of a graph split in two: the subgraph of its

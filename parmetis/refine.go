@@ -170,7 +170,7 @@ func newRefiner(g *DistGraph, ctl *ctrl, level int, part []int32) (*refiner, err
 
 // sync recomputes the global part weights and cut; it is collective.
 func (r *refiner) sync() error {
-	pb, err := newPartBook(r.g, r.full, r.ctl.o)
+	pb, err := newPartBook(r.g.c, r.g.NCon, r.g.Vwgt, r.full, r.ctl.o)
 	if err != nil {
 		return err
 	}
@@ -348,7 +348,7 @@ func (r *refiner) settle(moves []move, guard bool) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if r.pb, err = newPartBook(r.g, r.full, r.ctl.o); err != nil {
+	if r.pb, err = newPartBook(r.g.c, r.g.NCon, r.g.Vwgt, r.full, r.ctl.o); err != nil {
 		return false, err
 	}
 	r.cut = before + delta

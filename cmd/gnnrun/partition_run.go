@@ -7,7 +7,6 @@ import (
 
 	"gnnrun/graphio"
 	"gnnrun/parmetis"
-	"gnnrun/parmetis/serial"
 	"gnnrun/report"
 )
 
@@ -38,7 +37,7 @@ func parseHierarchy(s string, k int) (int, int, error) {
 	return a, b, nil
 }
 
-func printPartitionSummary(e *env, g *graphio.Graph, bst parmetis.BuildStats, res *parmetis.Result, names []string, o serial.Options, files []string) {
+func printPartitionSummary(e *env, g *graphio.Graph, bst parmetis.BuildStats, res *parmetis.Result, names []string, o parmetis.Options, files []string) {
 	m := &g.Meta
 	e.printf("partition: %s: %s nodes, %s edges into %d parts on %d ranks (%s, seed %d)\n",
 		g.Path, report.Count(m.TotalNodes()), report.Count(m.TotalEdges()), o.Parts, e.comm.Size(), partitionFlags.algo, o.Seed)
