@@ -9,7 +9,7 @@ import (
 )
 
 // The distributed partitioner sets the vertices without edges aside as
-// the serial one does (see partitionAroundIsolated): the vertices with
+// the serial one does (see parmetis/serial's isolated.go): the vertices with
 // edges are partitioned as a graph of their own, each part allowed up to
 // its bound in the whole graph, and the isolated vertices then fill the
 // room left. Every level of the distributed hierarchy and of the recursive
@@ -19,9 +19,8 @@ import (
 // partitioner does it for them.
 
 // partitionAroundIsolatedDist partitions g this way when it pays (see
-// serial.AsidePays; and g is larger than isolatedFloor); ok is false when it does
-// not apply.
-// It is collective.
+// serial.AsidePays; and g is larger than isolatedFloor); ok is false when
+// it does not apply. It is collective.
 func partitionAroundIsolatedDist(g *DistGraph, do Options) (res *Result, ok bool, err error) {
 	if g.c.Size() == 1 || g.NCon != 1 { // (one constraint: serial.AsidePays; spare the counting)
 		return nil, false, nil

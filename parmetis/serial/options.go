@@ -25,8 +25,8 @@ type Options struct {
 	// GOMAXPROCS. The partition does not depend on it.
 	Threads int
 
-	// MixIsolated keeps the serial partitioner from setting the vertices
-	// without edges aside (see partitionAroundIsolated): the distributed
+	// MixIsolated keeps Partition from setting the vertices without edges
+	// aside (see AsidePays and isolated.go): the distributed
 	// partitioner asks so for its coarsest graph, whose partition its
 	// refinement carries on. That refinement moves vertices with edges
 	// only, and a part the isolated vertices filled to its bound leaves it
