@@ -12,27 +12,27 @@ import (
 // cut between machines, the expensive one, is minimised first. Vertex v
 // ends in part group*b + local part. Target weights, if given for the a*b
 // parts, are summed per group for the first level. It is collective.
-func PartitionHierarchical(g *DistGraph, do Options, a, b int) (*Result, error) {
-	if a < 1 || b < 1 || a*b != do.Parts {
-		return nil, fmt.Errorf("parmetis: hierarchy %dx%d does not make %d parts", a, b, do.Parts)
+func PartitionHierarchical(g *DistGraph, o Options, a, b int) (*Result, error) {
+	if a < 1 || b < 1 || a*b != o.Parts {
+		return nil, fmt.Errorf("parmetis: hierarchy %dx%d does not make %d parts", a, b, o.Parts)
 	}
-	top := do
+	top := o
 	top.Parts = a
-	top.TargetWeights = groupTargets(do.TargetWeights, a, b)
+	top.TargetWeights = groupTargets(o.TargetWeights, a, b)
 	res, err := Partition(g, top)
 	if err != nil {
 		return nil, err
 	}
 	final := make([]int32, g.NLocal())
 	for m := range a {
-		sub := do
+		sub := o
 		sub.Parts = b
-		sub.TargetWeights = localTargets(do.TargetWeights, m, b)
+		sub.TargetWeights = localTargets(o.TargetWeights, m, b)
 		if err := g.partitionInduced(res.Part, int32(m), sub, final); err != nil {
 			return nil, fmt.Errorf("parmetis: machine %d of %d: %w", m, a, err)
 		}
 	}
-	cut, imb, err := Evaluate(g, final, do)
+	cut, imb, err := Evaluate(g, final, o)
 	if err != nil {
 		return nil, err
 	}
@@ -66,17 +66,17 @@ func localTargets(tp []float64, m, b int) []float64 {
 }
 
 // partitionInduced partitions the subgraph induced by the vertices in part
-// m into do.Parts parts and writes m*do.Parts + its part into final for
+// m into o.Parts parts and writes m*o.Parts + its part into final for
 // those of them this rank owns.
-func (g *DistGraph) partitionInduced(part []int32, m int32, do Options, final []int32) error {
+func (g *DistGraph) partitionInduced(part []int32, m int32, o Options, final []int32) error {
 	sub, err := g.induceOnAll(part, m)
 	if err != nil {
 		return err
 	}
-	if sub.g.N() < int64(do.Parts) {
-		return fmt.Errorf("%d vertices for %d parts", sub.g.N(), do.Parts)
+	if sub.g.N() < int64(o.Parts) {
+		return fmt.Errorf("%d vertices for %d parts", sub.g.N(), o.Parts)
 	}
-	res, err := Partition(sub.g, do)
+	res, err := Partition(sub.g, o)
 	if err != nil {
 		return err
 	}
@@ -85,7 +85,7 @@ func (g *DistGraph) partitionInduced(part []int32, m int32, do Options, final []
 		return err
 	}
 	for i, v := range sub.mine {
-		final[v] = m*int32(do.Parts) + got[i]
+		final[v] = m*int32(o.Parts) + got[i]
 	}
 	return nil
 }

@@ -21,7 +21,7 @@ import (
 // partitionAroundIsolatedDist partitions g this way when it pays (see
 // serial.AsidePays; and g is larger than isolatedFloor); ok is false when
 // it does not apply. It is collective.
-func partitionAroundIsolatedDist(g *DistGraph, do Options) (res *Result, ok bool, err error) {
+func partitionAroundIsolatedDist(g *DistGraph, o Options) (res *Result, ok bool, err error) {
 	if g.c.Size() == 1 || g.NCon != 1 { // (one constraint: serial.AsidePays; spare the counting)
 		return nil, false, nil
 	}
@@ -30,7 +30,7 @@ func partitionAroundIsolatedDist(g *DistGraph, do Options) (res *Result, ok bool
 		return nil, false, err
 	}
 	t0 := time.Now()
-	o, err := do.normalized(g.N(), g.NCon)
+	o, err = o.normalized(g.N(), g.NCon)
 	if err != nil {
 		return nil, false, err
 	}

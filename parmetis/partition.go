@@ -71,23 +71,23 @@ func ParseMethod(s string) (Method, error) {
 // Partition computes a K-way partition of g with minimum edge cut under the
 // balance constraints, by distributed recursive bisection (PartitionRB) when
 // K > 2 on several ranks and by the direct multilevel scheme (PartitionKway)
-// otherwise, unless do.Method says which. It is collective and
+// otherwise, unless o.Method says which. It is collective and
 // deterministic for a given seed and rank count.
-func Partition(g *DistGraph, do Options) (*Result, error) {
-	if res, ok, err := partitionAroundIsolatedDist(g, do); err != nil || ok {
+func Partition(g *DistGraph, o Options) (*Result, error) {
+	if res, ok, err := partitionAroundIsolatedDist(g, o); err != nil || ok {
 		return res, err
 	}
-	m := do.Method
+	m := o.Method
 	if m == MethodAuto {
 		m = MethodKway
-		if do.Parts > 2 && g.c.Size() > 1 {
+		if o.Parts > 2 && g.c.Size() > 1 {
 			m = MethodRB
 		}
 	}
 	if m == MethodRB {
-		return PartitionRB(g, do)
+		return PartitionRB(g, o)
 	}
-	return PartitionKway(g, do)
+	return PartitionKway(g, o)
 }
 
 // PartitionKway computes a K-way partition of g directly: distributed
@@ -95,12 +95,12 @@ func Partition(g *DistGraph, do Options) (*Result, error) {
 // partitions of it with a different seed on each rank (the best balanced
 // cut wins), then projection and distributed refinement level by level
 // (FM local search on the finest), ending with balancing. It is collective.
-func PartitionKway(g *DistGraph, do Options) (*Result, error) {
-	ctl, err := newCtrl(g, do)
+func PartitionKway(g *DistGraph, o Options) (*Result, error) {
+	ctl, err := newCtrl(g, o)
 	if err != nil {
 		return nil, err
 	}
-	if ctl.coarsening, err = do.Coarsening.resolve(g); err != nil {
+	if ctl.coarsening, err = o.Coarsening.resolve(g); err != nil {
 		return nil, err
 	}
 	levels, cmaps, stats, err := coarsen(g, ctl)
@@ -131,7 +131,7 @@ func PartitionKway(g *DistGraph, do Options) (*Result, error) {
 			}
 		}
 		stats[l].RefinedCut = r.cut
-		if err := r.balance(l == 0 && !do.bisection); err != nil {
+		if err := r.balance(l == 0 && !o.bisection); err != nil {
 			return nil, err
 		}
 		stats[l].BalancedCut = r.cut

@@ -72,7 +72,7 @@ func (p planted) input(r, np int) Input {
 // partitionPlanted partitions p on np ranks and returns the cut, the
 // imbalance and the gathered partition in global ID order. It checks that
 // greedy refinement never raised the cut on any level.
-func partitionPlanted(t *testing.T, p planted, np int, do Options) (int64, []float64, []int32) {
+func partitionPlanted(t *testing.T, p planted, np int, o Options) (int64, []float64, []int32) {
 	t.Helper()
 	var cut int64
 	var imb []float64
@@ -83,7 +83,7 @@ func partitionPlanted(t *testing.T, p planted, np int, do Options) (int64, []flo
 		if err != nil {
 			return err
 		}
-		res, err := Partition(g, do)
+		res, err := Partition(g, o)
 		if err != nil {
 			return err
 		}
@@ -101,7 +101,7 @@ func partitionPlanted(t *testing.T, p planted, np int, do Options) (int64, []flo
 			t.Errorf("np=%d level %d: refinement raised the cut from %d to %d", np, l, st.ProjectedCut, st.RefinedCut)
 		}
 	}
-	if do.Method == MethodKway && len(levels) < 3 {
+	if o.Method == MethodKway && len(levels) < 3 {
 		t.Errorf("np=%d: only %d levels; the test means to exercise distributed coarsening", np, len(levels))
 	}
 	return cut, imb, all
@@ -112,8 +112,8 @@ func TestPartitionFindsPlantedCut(t *testing.T) {
 	for _, np := range []int{1, 2, 4} {
 		for _, m := range []Method{MethodKway, MethodRB} {
 			// A tiny ceiling forces several distributed levels.
-			do := Options{Options: serial.Options{Parts: 4, Seed: 1}, MaxReplicated: 2000, Method: m}
-			cut, imb, part := partitionPlanted(t, p, np, do)
+			o := Options{Options: serial.Options{Parts: 4, Seed: 1}, MaxReplicated: 2000, Method: m}
+			cut, imb, part := partitionPlanted(t, p, np, o)
 			if cut != int64(p.links) {
 				t.Errorf("np=%d %v: cut %d, planted %d", np, m, cut, p.links)
 			}
@@ -134,11 +134,11 @@ func TestPartitionFindsPlantedCut(t *testing.T) {
 
 func TestPartitionDeterministic(t *testing.T) {
 	p := newPlanted(3, 150, 4, 30)
-	do := Options{Options: serial.Options{Parts: 5, Seed: 3}, MaxReplicated: 1500, Method: MethodKway}
+	o := Options{Options: serial.Options{Parts: 5, Seed: 3}, MaxReplicated: 1500, Method: MethodKway}
 	for _, m := range []Method{MethodKway, MethodRB} {
-		do.Method = m
-		c1, _, p1 := partitionPlanted(t, p, 3, do)
-		c2, _, p2 := partitionPlanted(t, p, 3, do)
+		o.Method = m
+		c1, _, p1 := partitionPlanted(t, p, 3, o)
+		c2, _, p2 := partitionPlanted(t, p, 3, o)
 		if c1 != c2 || !slices.Equal(p1, p2) {
 			t.Fatalf("%v: reruns differ: cuts %d and %d", m, c1, c2)
 		}

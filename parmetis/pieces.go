@@ -35,7 +35,7 @@ type pieceScope struct {
 type piece struct {
 	g      *DistGraph
 	cost   int64
-	do     Options
+	o      Options
 	first  int
 	tp, ub []float64
 	solver int
@@ -49,13 +49,13 @@ func newPieceScope(c *collective.Comm) *pieceScope { return &pieceScope{c: c} }
 
 // deferPiece defers the piece g (with arcs arcs) and returns placeholder
 // parts for its owned vertices. It is collective.
-func (sc *pieceScope) deferPiece(g *DistGraph, arcs int64, do Options, first int, tp, ub []float64) ([]int32, error) {
+func (sc *pieceScope) deferPiece(g *DistGraph, arcs int64, o Options, first int, tp, ub []float64) ([]int32, error) {
 	// Recursive bisection of the piece into k parts runs over its vertices
 	// log2 k times and over its arcs about twice (pieces of periphery have
 	// many vertices and few arcs): the solvers' work is balanced on that.
 	cost := g.N()*int64(bisectionLevels(len(tp))) + 2*arcs
 	id := int64(len(sc.pieces))
-	sc.pieces = append(sc.pieces, &piece{g: g, cost: cost, do: do, first: first, tp: tp, ub: ub})
+	sc.pieces = append(sc.pieces, &piece{g: g, cost: cost, o: o, first: first, tp: tp, ub: ub})
 	part := make([]int32, g.NLocal())
 	for v := range part {
 		part[v] = -1 - int32(len(sc.refs))
@@ -103,7 +103,7 @@ func (sc *pieceScope) solve() error {
 	var err error
 	for i, p := range todo {
 		if mine[i] != nil && err == nil {
-			p.part, err = serialPiece(mine[i], p.do, p.first, p.tp, p.ub)
+			p.part, err = serialPiece(mine[i], p.o, p.first, p.tp, p.ub)
 			mine[i] = nil
 		}
 	}

@@ -13,12 +13,12 @@ import (
 // as the next one is met, all on rank 0).
 func TestDeferredPiecesMatchImmediate(t *testing.T) {
 	p := newPlanted(4, 200, 6, 40)
-	do := Options{Options: serial.Options{Parts: 8, Seed: 5}, MaxReplicated: 2000, Method: MethodRB}
+	o := Options{Options: serial.Options{Parts: 8, Seed: 5}, MaxReplicated: 2000, Method: MethodRB}
 	for _, np := range []int{2, 3} {
-		cut, _, deferred := partitionPlanted(t, p, np, do)
+		cut, _, deferred := partitionPlanted(t, p, np, o)
 		saved := pendingCeiling
 		pendingCeiling = 0
-		cut0, _, immediate := partitionPlanted(t, p, np, do)
+		cut0, _, immediate := partitionPlanted(t, p, np, o)
 		pendingCeiling = saved
 		if cut != cut0 || !slices.Equal(deferred, immediate) {
 			t.Errorf("np=%d: deferred pieces give cut %d, immediate ones %d (partitions differ)", np, cut, cut0)

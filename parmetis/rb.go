@@ -22,31 +22,31 @@ import (
 // refinement on power-law graphs (METIS' own -ptype=rb does), and each rank
 // holds O((N+M)/P) throughout. A final k-way refinement and balancing pass
 // on g follows. It is collective.
-func PartitionRB(g *DistGraph, do Options) (*Result, error) {
-	do, err := do.normalized(g.N(), g.NCon)
+func PartitionRB(g *DistGraph, o Options) (*Result, error) {
+	o, err := o.normalized(g.N(), g.NCon)
 	if err != nil {
 		return nil, err
 	}
-	if do.Parts <= 2 {
-		return PartitionKway(g, do)
+	if o.Parts <= 2 {
+		return PartitionKway(g, o)
 	}
 	// The ranks of a host partition their pieces at the same time: share
 	// the host's cores among them.
-	if do.Threads, err = serialThreads(g.c, do.Threads); err != nil {
+	if o.Threads, err = serialThreads(g.c, o.Threads); err != nil {
 		return nil, err
 	}
-	depth := bisectionLevels(do.Parts)
+	depth := bisectionLevels(o.Parts)
 	arcs, err := g.arcs()
 	if err != nil {
 		return nil, err
 	}
 	st := &rbStats{seconds: map[string]float64{}, depth: depth, budget: splitBudget * float64(arcs) / float64(g.c.Size())}
-	part, err := rbSplit(g, do, 0, do.TargetWeights, depth, st)
+	part, err := rbSplit(g, o, 0, o.TargetWeights, depth, st)
 	if err != nil {
 		return nil, err
 	}
 	t0 := time.Now()
-	res, err := finishKway(g, do, part, st)
+	res, err := finishKway(g, o, part, st)
 	st.seconds["finish"] = time.Since(t0).Seconds()
 	return res, err
 }
@@ -67,15 +67,15 @@ func (st *rbStats) since(phase string, t0 time.Time) { st.seconds[phase] += time
 // weights tp (summing to 1), with depth of the st.depth levels of bisection
 // left: each level may use 1/st.depth of the imbalance budget (in the
 // exponent), so the levels compound to the bound asked for.
-func rbSplit(g *DistGraph, do Options, first int, tp []float64, depth int, st *rbStats) ([]int32, error) {
+func rbSplit(g *DistGraph, o Options, first int, tp []float64, depth int, st *rbStats) ([]int32, error) {
 	if st.scope != nil && st.scope.c == g.c {
-		return rbRecurse(g, do, first, tp, depth, st)
+		return rbRecurse(g, o, first, tp, depth, st)
 	}
 	// The recursion reached a new communicator: the pieces met on it are
 	// deferred to its end (see pieceScope).
 	outer := st.scope
 	st.scope = newPieceScope(g.c)
-	part, err := rbRecurse(g, do, first, tp, depth, st)
+	part, err := rbRecurse(g, o, first, tp, depth, st)
 	sc := st.scope
 	st.scope = outer
 	if err != nil {
@@ -86,7 +86,7 @@ func rbSplit(g *DistGraph, do Options, first int, tp []float64, depth int, st *r
 }
 
 // rbRecurse is rbSplit within the scope of g's communicator.
-func rbRecurse(g *DistGraph, do Options, first int, tp []float64, depth int, st *rbStats) ([]int32, error) {
+func rbRecurse(g *DistGraph, o Options, first int, tp []float64, depth int, st *rbStats) ([]int32, error) {
 	k := len(tp)
 	switch {
 	case k == 1:
@@ -97,7 +97,7 @@ func rbRecurse(g *DistGraph, do Options, first int, tp []float64, depth int, st 
 		return part, nil
 	case g.c.Size() == 1:
 		defer st.since("pieces", time.Now())
-		return rbSerial(g, do, first, tp, scaleBounds(do.Imbalance, depth, st.depth))
+		return rbSerial(g, o, first, tp, scaleBounds(o.Imbalance, depth, st.depth))
 	}
 	arcs, err := g.arcs()
 	if err != nil {
@@ -108,16 +108,16 @@ func rbRecurse(g *DistGraph, do Options, first int, tp []float64, depth int, st 
 		// seeded tries on every rank, then split, it gets the serial
 		// partitioner's quality on both halves.)
 		defer st.since("pieces", time.Now())
-		return st.scope.deferPiece(g, arcs, do, first, tp, scaleBounds(do.Imbalance, depth, st.depth))
+		return st.scope.deferPiece(g, arcs, o, first, tp, scaleBounds(o.Imbalance, depth, st.depth))
 	}
 	k0 := k / 2
 	w0 := 0.0
 	for _, w := range tp[:k0] {
 		w0 += w
 	}
-	bi := do
+	bi := o
 	bi.Parts, bi.TargetWeights = 2, []float64{w0, 1 - w0}
-	bi.Imbalance = scaleBounds(do.Imbalance, 1, st.depth)
+	bi.Imbalance = scaleBounds(o.Imbalance, 1, st.depth)
 	bi.bisection = true
 	if bi.MaxReplicated == 0 {
 		// A rank may partition a piece of st.budget arcs alone (see
@@ -146,7 +146,7 @@ func rbRecurse(g *DistGraph, do Options, first int, tp []float64, depth int, st 
 		first int
 	}{{tp[:k0], first}, {tp[k0:], first + k0}}
 	if !split {
-		return g.rbSequential(res.Part, halves, do, depth, st)
+		return g.rbSequential(res.Part, halves, o, depth, st)
 	}
 	t0 := time.Now()
 	ind, err := g.induce(res.Part, p0)
@@ -156,7 +156,7 @@ func rbRecurse(g *DistGraph, do Options, first int, tp []float64, depth int, st 
 	runtime.GC()
 	st.since("split", t0)
 	h := halves[ind.side]
-	subPart, err := rbSplit(ind.sub, do, h.first, normalize(h.tp), depth-1, st)
+	subPart, err := rbSplit(ind.sub, o, h.first, normalize(h.tp), depth-1, st)
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +190,7 @@ func (g *DistGraph) splitPays(side []int32, p0 int, budget float64) (bool, error
 func (g *DistGraph) rbSequential(side []int32, halves [2]struct {
 	tp    []float64
 	first int
-}, do Options, depth int, st *rbStats) ([]int32, error) {
+}, o Options, depth int, st *rbStats) ([]int32, error) {
 	final := make([]int32, g.NLocal())
 	for s, h := range halves {
 		t0 := time.Now()
@@ -199,7 +199,7 @@ func (g *DistGraph) rbSequential(side []int32, halves [2]struct {
 			return nil, err
 		}
 		st.since("split", t0)
-		subPart, err := rbSplit(sub.g, do, h.first, normalize(h.tp), depth-1, st)
+		subPart, err := rbSplit(sub.g, o, h.first, normalize(h.tp), depth-1, st)
 		if err != nil {
 			return nil, err
 		}
@@ -219,22 +219,22 @@ func (g *DistGraph) rbSequential(side []int32, halves [2]struct {
 
 // rbSerial partitions the whole of g, held by one rank, serially, within
 // the imbalance bounds ub.
-func rbSerial(g *DistGraph, do Options, first int, tp []float64, ub []float64) ([]int32, error) {
+func rbSerial(g *DistGraph, o Options, first int, tp []float64, ub []float64) ([]int32, error) {
 	s, err := g.Replicate()
 	if err != nil {
 		return nil, err
 	}
-	return serialPiece(s, do, first, tp, ub)
+	return serialPiece(s, o, first, tp, ub)
 }
 
 // serialPiece partitions the piece s of a recursive bisection serially
 // into the len(tp) parts numbered from first. A piece left unbalanced is
 // no error: the final k-way balancing mends it.
-func serialPiece(s *serial.Graph, do Options, first int, tp []float64, ub []float64) ([]int32, error) {
-	o := do.Options
-	o.Parts, o.TargetWeights, o.Imbalance = len(tp), tp, ub
-	o.Seed = graph.Mix(do.Seed, 0x5e71a1, uint64(first))
-	part, err := serial.Partition(s, o)
+func serialPiece(s *serial.Graph, o Options, first int, tp []float64, ub []float64) ([]int32, error) {
+	so := o.Options
+	so.Parts, so.TargetWeights, so.Imbalance = len(tp), tp, ub
+	so.Seed = graph.Mix(o.Seed, 0x5e71a1, uint64(first))
+	part, err := serial.Partition(s, so)
 	if err != nil && !errors.Is(err, serial.ErrUnbalanced) {
 		return nil, err
 	}
@@ -269,8 +269,8 @@ func normalize(tp []float64) []float64 {
 
 // finishKway refines the assembled partition with greedy k-way moves (the
 // cut never grows) and balances it, on the original graph.
-func finishKway(g *DistGraph, do Options, part []int32, st *rbStats) (*Result, error) {
-	ctl, err := newCtrl(g, do)
+func finishKway(g *DistGraph, o Options, part []int32, st *rbStats) (*Result, error) {
+	ctl, err := newCtrl(g, o)
 	if err != nil {
 		return nil, err
 	}
