@@ -23,16 +23,7 @@ func PartitionRandom(c *collective.Comm, in Input, b Balance, o Options) (*Resul
 		return nil, nil, err
 	}
 	book := graph.EvenBook(in.N, c.Size())
-	lo, hi := book.Range(c.Rank())
-	partOf := RandomAssigner(in.N, o.Parts, o.Seed)
-	part := make([]int32, hi-lo)
-	for v := range part {
-		part[v] = partOf(lo + int64(v))
-	}
-	cut, err := randomCut(c, in, partOf)
-	if err != nil {
-		return nil, nil, err
-	}
+	lo, _ := book.Range(c.Rank())
 	indeg, err := inDegrees(c, in.Dst, book)
 	if err != nil {
 		return nil, nil, err
@@ -42,6 +33,15 @@ func PartitionRandom(c *collective.Comm, in Input, b Balance, o Options) (*Resul
 		return nil, nil, err
 	}
 	if o, err = o.normalized(in.N, w.NCon); err != nil {
+		return nil, nil, err
+	}
+	partOf := RandomAssigner(in.N, o.Parts, o.Seed)
+	part := make([]int32, len(indeg))
+	for v := range part {
+		part[v] = partOf(lo + int64(v))
+	}
+	cut, err := randomCut(c, in, partOf)
+	if err != nil {
 		return nil, nil, err
 	}
 	pb, err := newPartBook(c, w.NCon, w.Vwgt, part, o)
