@@ -1,83 +1,99 @@
 package parmetis
 
-import "fmt"
+import (
+	"fmt"
+	"math"
 
-// Graph is a symmetric, weighted graph in CSR form with local vertex indices:
-// the neighbours of v are Adjncy[Xadj[v]:Xadj[v+1]] with edge weights at the
-// same positions of Adjwgt, and v's weights for the NCon balance constraints
-// are Vwgt[v*NCon:(v+1)*NCon]. Every edge appears in both directions with the
-// same weight, and there are no self loops.
-type Graph struct {
+	"gnnrun/collective"
+	"gnnrun/graph"
+)
+
+// DistGraph is one rank's share of a symmetric graph spread over the ranks
+// of a communicator by contiguous vertex ranges (ParMETIS' vtxdist). Rank r
+// owns the vertices [Dist.Bounds[r], Dist.Bounds[r+1]). Neighbours are local
+// indices: [0, NLocal) are owned vertices, [NLocal, NLocal+len(Ghosts)) the
+// ghosts, remote vertices whose global IDs are Ghosts (sorted, so ghosts are
+// grouped by owner).
+type DistGraph struct {
+	Dist   graph.Book
 	NCon   int
 	Xadj   []int64
-	Adjncy []int32
+	Adj    []int32
 	Adjwgt []int64
-	Vwgt   []int64
+	Vwgt   []int64 // NLocal*NCon
+	Ghosts []int64
+
+	// InDeg is the number of input edges into each owned vertex, kept for
+	// the edges balance constraint (nil on coarse levels).
+	InDeg []int64
+
+	c    *collective.Comm
+	halo *halo
 }
 
-// N returns the number of vertices.
-func (g *Graph) N() int { return len(g.Xadj) - 1 }
+// NLocal returns the number of vertices this rank owns.
+func (g *DistGraph) NLocal() int { return len(g.Xadj) - 1 }
 
-// Validate checks the shape, weights and symmetry of g; it costs O(n + m)
-// time and O(n) memory.
-func (g *Graph) Validate() error {
-	if g.NCon < 1 {
-		return fmt.Errorf("parmetis: %d balance constraints, need at least 1", g.NCon)
+// Lo returns the global ID of this rank's first vertex.
+func (g *DistGraph) Lo() int64 { return g.Dist.Bounds[g.c.Rank()] }
+
+// N returns the global number of vertices.
+func (g *DistGraph) N() int64 { return g.Dist.Total() }
+
+// GID returns the global ID of local index i (owned or ghost).
+func (g *DistGraph) GID(i int32) int64 {
+	if int(i) < g.NLocal() {
+		return g.Lo() + int64(i)
 	}
-	n := g.N()
-	if n < 0 || g.Xadj[0] != 0 || g.Xadj[n] != int64(len(g.Adjncy)) || len(g.Adjwgt) != len(g.Adjncy) || len(g.Vwgt) != n*g.NCon {
-		return fmt.Errorf("parmetis: inconsistent CSR: %d vertices, xadj ends at %d, %d neighbours, %d edge weights, %d vertex weights", n, g.Xadj[max(n, 0)], len(g.Adjncy), len(g.Adjwgt), len(g.Vwgt))
+	return g.Ghosts[int(i)-g.NLocal()]
+}
+
+// Comm returns the communicator the graph is spread over.
+func (g *DistGraph) Comm() *collective.Comm { return g.c }
+
+// localIndexer maps the global IDs of an adjacency to local indices in
+// out: owned vertices [lo, hi) to [0, hi-lo), the others, made
+// ghosts, to hi-lo onwards in the order of their IDs. It returns the ghosts'
+// global IDs, sorted. Remote IDs are radix-sorted with their positions, so
+// the cost is linear in the arcs.
+func localIndexer(lo, hi int64, adj []neighbour, out []int32) (ghosts []int64, err error) {
+	var keys []uint64
+	var pos []int32
+	limit := uint64(1)
+	for i, e := range adj {
+		u := e.To
+		if u >= lo && u < hi {
+			out[i] = int32(u - lo)
+			continue
+		}
+		keys = append(keys, uint64(u))
+		pos = append(pos, int32(i))
+		limit = max(limit, uint64(u))
 	}
-	for i, w := range g.Vwgt {
-		if w < 0 {
-			return fmt.Errorf("parmetis: vertex %d has negative weight %d", i/g.NCon, w)
+	radixSortPairs(keys, pos, limit)
+	n := hi - lo
+	for i, k := range keys {
+		if i == 0 || k != keys[i-1] {
+			ghosts = append(ghosts, int64(k))
+		}
+		out[pos[i]] = int32(n) + int32(len(ghosts)-1)
+	}
+	if n+int64(len(ghosts)) > math.MaxInt32 {
+		return nil, fmt.Errorf("parmetis: %d owned and %d ghost vertices on one rank exceed 32-bit local indices; use more ranks", n, len(ghosts))
+	}
+	return ghosts, nil
+}
+
+// searchInt64 returns the index of x in the sorted xs, which must hold it.
+func searchInt64(xs []int64, x int64) int {
+	lo, hi := 0, len(xs)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if xs[m] < x {
+			lo = m + 1
+		} else {
+			hi = m
 		}
 	}
-	// Count each (u,v,w) against (v,u,w) with a per-vertex scratch map.
-	mark := make([]int64, n)
-	for i := range mark {
-		mark[i] = -1
-	}
-	for v := range n {
-		if g.Xadj[v+1] < g.Xadj[v] {
-			return fmt.Errorf("parmetis: xadj decreases at vertex %d", v)
-		}
-		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
-			u := g.Adjncy[e]
-			if u < 0 || int(u) >= n {
-				return fmt.Errorf("parmetis: vertex %d has neighbour %d outside [0,%d)", v, u, n)
-			}
-			if int(u) == v {
-				return fmt.Errorf("parmetis: vertex %d has a self loop", v)
-			}
-			if g.Adjwgt[e] <= 0 {
-				return fmt.Errorf("parmetis: edge %d-%d has non-positive weight %d", v, u, g.Adjwgt[e])
-			}
-		}
-	}
-	for v := range n {
-		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
-			mark[g.Adjncy[e]] = g.Adjwgt[e]
-		}
-		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
-			u := g.Adjncy[e]
-			found := false
-			for f := g.Xadj[u]; f < g.Xadj[u+1]; f++ {
-				if int(g.Adjncy[f]) == v {
-					if g.Adjwgt[f] != mark[u] {
-						return fmt.Errorf("parmetis: edge %d-%d has weight %d one way and %d the other", v, u, mark[u], g.Adjwgt[f])
-					}
-					found = true
-					break
-				}
-			}
-			if !found {
-				return fmt.Errorf("parmetis: edge %d-%d has no reverse edge", v, u)
-			}
-		}
-		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
-			mark[g.Adjncy[e]] = -1
-		}
-	}
-	return nil
+	return lo
 }

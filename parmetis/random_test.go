@@ -1,9 +1,14 @@
 package parmetis
 
 import (
+	"fmt"
+	"math"
+	"slices"
 	"testing"
 
 	"gnnrun/collective"
+	"gnnrun/graph"
+	"gnnrun/parmetis/serial"
 )
 
 func TestFeistelIsAPermutation(t *testing.T) {
@@ -20,38 +25,54 @@ func TestFeistelIsAPermutation(t *testing.T) {
 	}
 }
 
-func TestRandomPartsBalancedAndRankIndependent(t *testing.T) {
+// The random baseline gives parts that differ in size by at most one
+// vertex, the same at any rank count, with the cut and imbalance they have.
+func TestPartitionRandomBalancedAndRankIndependent(t *testing.T) {
 	p := newPlanted(3, 101, 3, 5)
+	const k = 7
+	n := p.n()
+	meta := &graph.Meta{NodeTypes: []string{"_N"}, NumNodes: []int64{n}}
+	partOf := RandomAssigner(n, k, 11)
+	var wantCut int64
+	all := p.input(0, 1)
+	for i, s := range all.Src {
+		if d := all.Dst[i]; s != d && partOf(s) != partOf(d) {
+			wantCut++
+		}
+	}
 	var want []int32
 	for _, np := range []int{1, 2, 3} {
 		runWorld(t, np, func(c *collective.Comm) error {
-			g, _, err := Build(c, p.input(c.Rank(), np))
+			o := Options{Options: serial.Options{Parts: k, Seed: 11}}
+			res, w, err := PartitionRandom(c, p.input(c.Rank(), np), Balance{Meta: meta}, o)
 			if err != nil {
 				return err
 			}
-			parts, _, err := collective.Allgatherv(c, RandomParts(g, 7, 11))
-			if err != nil {
+			if res.Lo != graph.EvenBook(n, np).Bounds[c.Rank()] || w.NCon != 1 || w.Names[0] != "nodes" {
+				return fmt.Errorf("np=%d: range from %d, weights %d %v", np, res.Lo, w.NCon, w.Names)
+			}
+			parts, _, err := collective.Allgatherv(c, res.Part)
+			if err != nil || c.Rank() != 0 {
 				return err
 			}
-			if c.Rank() != 0 {
-				return nil
-			}
-			count := make([]int, 7)
+			count := make([]int, k)
 			for _, x := range parts {
 				count[x]++
 			}
-			for _, k := range count {
-				if k < 303/7 || k > 303/7+1 {
-					t.Errorf("np=%d: part sizes %v are not balanced", np, count)
-				}
+			if slices.Min(count) < int(n)/k || slices.Max(count) > int(n)/k+1 {
+				t.Errorf("np=%d: part sizes %v are not balanced", np, count)
+			}
+			if imb := float64(slices.Max(count)) * k / float64(n); math.Abs(res.Imbalance[0]-imb) > 1e-12 {
+				t.Errorf("np=%d: imbalance %v, want %v", np, res.Imbalance, imb)
+			}
+			if res.Cut != wantCut {
+				t.Errorf("np=%d: cut %d, want %d", np, res.Cut, wantCut)
 			}
 			if want == nil {
 				want = parts
 			}
-			for i := range want {
-				if want[i] != parts[i] {
-					t.Fatalf("np=%d differs from np=1 at vertex %d", np, i)
-				}
+			if !slices.Equal(want, parts) {
+				t.Errorf("np=%d differs from np=1", np)
 			}
 			return nil
 		})

@@ -1,7 +1,8 @@
-// Command serialpart compares the serial multilevel partitioner of package
-// parmetis with METIS' gpmetis (k-way and recursive bisection) on the same
-// graph files in the same run: cut and imbalance of both are recomputed
-// here from the .part files, and the table reports medians over seeds.
+// Command serialpart compares the serial multilevel partitioner (package
+// parmetis/serial) with METIS' gpmetis (k-way and recursive bisection) on
+// the same graph files in the same run: cut and imbalance of both are
+// recomputed here from the .part files, and the table reports medians over
+// seeds.
 //
 //	go run ./bench/serialpart -graphs 4elt,finan512,rmat:18 -k 2,8,32,64 -seeds 3
 //
@@ -24,7 +25,7 @@ import (
 	"syscall"
 	"time"
 
-	"gnnrun/parmetis"
+	"gnnrun/parmetis/serial"
 )
 
 func main() {
@@ -93,7 +94,7 @@ func run(graphs, dir, ks string, seeds int, gp, out, work string) error {
 type input struct {
 	name string
 	path string // in the temp dir, so gpmetis' .part output lands there
-	g    *parmetis.Graph
+	g    *serial.Graph
 }
 
 func loadInput(spec, dir, tmp string) (*input, error) {
@@ -190,7 +191,7 @@ func compare(in *input, k, seeds int, gp, tmp string) (row, error) {
 func runOurs(in *input, k, seed int, tmp string) (result, string, error) {
 	runtime.GC()
 	c0, t0 := cpuSeconds(), time.Now()
-	part, st, err := parmetis.PartitionSerialStats(in.g, parmetis.Options{Parts: k, Seed: uint64(seed), Threads: threads})
+	part, st, err := serial.PartitionStats(in.g, serial.Options{Parts: k, Seed: uint64(seed), Threads: threads})
 	wall, secs := time.Since(t0).Seconds(), cpuSeconds()-c0
 	if err != nil {
 		return result{}, "", fmt.Errorf("%s k=%d seed %d: %v", in.name, k, seed, err)
@@ -214,7 +215,7 @@ func cpuSeconds() float64 {
 }
 
 // measure recomputes cut and imbalance from a .part file, without the
-// parmetis package's metrics.
+// serial package's metrics.
 func measure(in *input, path string, k int) (result, error) {
 	part, err := readPart(path, in.g.N())
 	if err != nil {

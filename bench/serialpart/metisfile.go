@@ -12,12 +12,12 @@ import (
 	"strconv"
 	"strings"
 
-	"gnnrun/parmetis"
+	"gnnrun/parmetis/serial"
 )
 
-// readMetis reads a METIS .graph file into a parmetis.Graph with unit
+// readMetis reads a METIS .graph file into a serial.Graph with unit
 // vertex weights.
-func readMetis(path string) (*parmetis.Graph, error) {
+func readMetis(path string) (*serial.Graph, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -25,7 +25,7 @@ func readMetis(path string) (*parmetis.Graph, error) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<28)
-	var g *parmetis.Graph
+	var g *serial.Graph
 	weighted := false
 	line, v, n := 0, 0, 0
 	for sc.Scan() {
@@ -62,7 +62,7 @@ func readMetis(path string) (*parmetis.Graph, error) {
 	return g, nil
 }
 
-func metisHeader(fs []string) (*parmetis.Graph, bool, error) {
+func metisHeader(fs []string) (*serial.Graph, bool, error) {
 	if len(fs) < 2 {
 		return nil, false, fmt.Errorf("header needs n and m")
 	}
@@ -80,14 +80,14 @@ func metisHeader(fs []string) (*parmetis.Graph, bool, error) {
 			return nil, false, fmt.Errorf("fmt %s not supported (only 0 and 1)", fs[2])
 		}
 	}
-	g := &parmetis.Graph{NCon: 1, Xadj: make([]int64, 1, n+1), Vwgt: make([]int64, n)}
+	g := &serial.Graph{NCon: 1, Xadj: make([]int64, 1, n+1), Vwgt: make([]int64, n)}
 	for i := range g.Vwgt {
 		g.Vwgt[i] = 1
 	}
 	return g, weighted, nil
 }
 
-func appendRow(g *parmetis.Graph, fs []string, weighted bool) error {
+func appendRow(g *serial.Graph, fs []string, weighted bool) error {
 	step := 1
 	if weighted {
 		step = 2
@@ -115,7 +115,7 @@ func appendRow(g *parmetis.Graph, fs []string, weighted bool) error {
 
 // writeMetis writes g (unit vertex and edge weights assumed) as an
 // unweighted METIS file.
-func writeMetis(path string, g *parmetis.Graph) error {
+func writeMetis(path string, g *serial.Graph) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err

@@ -18,7 +18,7 @@ func render(rows []row, graphs, ks string, seeds int) string {
 	fmt.Fprintf(&b, " (%s, GOMAXPROCS %d).\n\n", time.Now().UTC().Format("2006-01-02 15:04 MST"), goMaxProcs())
 	b.WriteString("Cut and imbalance are recomputed here from the .part files of both tools. Cut, CPU time and wall time are medians over seeds ")
 	fmt.Fprintf(&b, "1..%d; imbalance is the worst seed (max part weight / average). ", seeds)
-	b.WriteString("Times exclude file I/O: gpmetis' own \"Partitioning\" time (CPU time), ours the CPU time of the PartitionSerial call (all goroutines; getrusage) and its wall time. ")
+	b.WriteString("Times exclude file I/O: gpmetis' own \"Partitioning\" time (CPU time), ours the CPU time of the serial.PartitionStats call (all goroutines; getrusage) and its wall time. ")
 	b.WriteString("gpmetis runs with default options (k-way: ufactor 30 = 1.03; rb: ufactor 1 per bisection). The machine is shared, so times carry noise.\n\n")
 	b.WriteString("| graph | n | m | K | ours cut | kway cut | ours/kway | rb cut | ours/rb | imb ours | imb kway | imb rb | ours cpu (s) | ours wall (s) | kway (s) | rb (s) | ours cpu/kway |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")

@@ -7,14 +7,14 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"gnnrun/parmetis"
+	"gnnrun/parmetis/serial"
 )
 
 // rmat returns the Graph500 R-MAT graph of 2^scale vertices and
 // edgeFactor*2^scale generated edges (a=0.57, b=c=0.19), vertex labels
 // scrambled by a random permutation, symmetrised, with self loops and
 // duplicate edges removed; isolated vertices are kept. Unit weights.
-func rmat(scale, edgeFactor int, seed uint64) *parmetis.Graph {
+func rmat(scale, edgeFactor int, seed uint64) *serial.Graph {
 	const a, b, c = 0.57, 0.19, 0.19
 	n := 1 << scale
 	rng := rand.New(rand.NewPCG(seed, 0x524d4154))
@@ -43,7 +43,7 @@ func rmat(scale, edgeFactor int, seed uint64) *parmetis.Graph {
 	}
 	slices.Sort(arcs)
 	arcs = slices.Compact(arcs)
-	g := &parmetis.Graph{NCon: 1, Xadj: make([]int64, n+1), Adjncy: make([]int32, len(arcs)),
+	g := &serial.Graph{NCon: 1, Xadj: make([]int64, n+1), Adjncy: make([]int32, len(arcs)),
 		Adjwgt: make([]int64, len(arcs)), Vwgt: make([]int64, n)}
 	for i, x := range arcs {
 		g.Xadj[x>>32+1]++

@@ -13,6 +13,7 @@ import (
 
 	"gnnrun/graphio"
 	"gnnrun/parmetis"
+	"gnnrun/parmetis/serial"
 )
 
 type partitionArgs struct {
@@ -97,11 +98,10 @@ func runPartition(e *env, args []string) error {
 	if f.in == "" || f.out == "" || f.parts == -1 {
 		return errors.New("--in, --parts and --out are required (see gnnrun help partition)")
 	}
-	do, err := partitionOptions(f)
+	o, cons, err := partitionOptions(f)
 	if err != nil {
 		return err
 	}
-	o := do.Options
 	if err := checkOnRoot(e.comm, func() error { return checkOutputDir(f.out, f.overwrite) }); err != nil {
 		return err
 	}
@@ -115,94 +115,102 @@ func runPartition(e *env, args []string) error {
 	if int64(f.parts) > g.Meta.TotalNodes() {
 		return fmt.Errorf("--parts %d exceeds the %d nodes of %s", f.parts, g.Meta.TotalNodes(), f.in)
 	}
+	in, err := partitionInput(g)
+	if err != nil {
+		return err
+	}
+	bal := parmetis.Balance{Constraints: cons, Meta: &g.Meta, Nodes: g.Nodes}
 	var res *parmetis.Result
-	var lo int64
+	var w *parmetis.Weights
 	var bst parmetis.BuildStats
-	var names []string
 	if f.algo == "random" {
 		end = e.stage("partition")
-		lo, res, names, err = randomPartition(e, g, o, f.balance)
+		res, w, err = parmetis.PartitionRandom(e.comm, in, bal, o)
 		end()
 	} else {
-		lo, res, bst, names, err = multilevelPartition(e, g, do, f)
+		res, w, bst, err = multilevelPartition(e, in, bal, o, f)
 	}
 	if err != nil {
 		return err
 	}
 	end = e.stage("write")
-	files, err := graphio.WriteAssignment(e.comm, f.out, &g.Meta, lo, res.Part, o.Parts)
+	files, err := graphio.WriteAssignment(e.comm, f.out, &g.Meta, res.Lo, res.Part, o.Parts)
 	end()
 	if err != nil {
 		return err
 	}
-	printPartitionSummary(e, g, bst, res, names, o, files)
+	printPartitionSummary(e, g, bst, res, w.Names, o, files)
 	return nil
 }
 
-// multilevelPartition builds the partitioner's graph and partitions it; it
-// returns the first node ID of this rank's parts.
-func multilevelPartition(e *env, g *graphio.Graph, do parmetis.DistOptions, f partitionArgs) (int64, *parmetis.Result, parmetis.BuildStats, []string, error) {
+// multilevelPartition builds the partitioner's graph, weighs its vertices
+// and partitions it.
+func multilevelPartition(e *env, in parmetis.Input, bal parmetis.Balance, o parmetis.Options, f partitionArgs) (*parmetis.Result, *parmetis.Weights, parmetis.BuildStats, error) {
 	end := e.stage("build")
-	dg, bst, err := buildForPartition(e, g)
+	dg, bst, err := parmetis.Build(e.comm, in)
 	end()
 	if err != nil {
-		return 0, nil, bst, nil, err
+		return nil, nil, bst, err
 	}
-	ncon, vw, names, err := vertexWeights(e, g, dg.Lo(), dg.NLocal(), dg.InDeg, f.balance)
+	w, err := bal.Weights(e.comm, dg.Lo(), dg.InDeg)
 	if err != nil {
-		return 0, nil, bst, nil, err
+		return nil, nil, bst, err
 	}
-	if err := dg.SetVertexWeights(ncon, vw); err != nil {
-		return 0, nil, bst, nil, err
+	if err := dg.SetVertexWeights(w.NCon, w.Vwgt); err != nil {
+		return nil, nil, bst, err
 	}
-	if len(do.Imbalance) > 1 && len(do.Imbalance) != ncon {
-		return 0, nil, bst, nil, fmt.Errorf("--imbalance has %d values for the %d constraints %v", len(do.Imbalance), ncon, names)
+	if len(o.Imbalance) > 1 && len(o.Imbalance) != w.NCon {
+		return nil, nil, bst, fmt.Errorf("--imbalance has %d values for the %d constraints %v", len(o.Imbalance), w.NCon, w.Names)
 	}
 	end = e.stage("partition")
-	res, err := partitionGraph(dg, do, f)
+	res, err := partitionGraph(dg, o, f)
 	end()
-	return dg.Lo(), res, bst, names, err
+	return res, w, bst, err
 }
 
-// partitionOptions turns the flags into parmetis options.
-func partitionOptions(f partitionArgs) (parmetis.DistOptions, error) {
-	do := parmetis.DistOptions{Options: parmetis.Options{Parts: f.parts, Seed: f.seed, Tries: f.tries}, MaxReplicated: f.maxReplicated}
-	o := &do.Options
+// partitionOptions turns the flags into parmetis options and balance
+// constraints (nil: the default for the graph).
+func partitionOptions(f partitionArgs) (parmetis.Options, []parmetis.Constraint, error) {
+	o := parmetis.Options{Options: serial.Options{Parts: f.parts, Seed: f.seed, Tries: f.tries}, MaxReplicated: f.maxReplicated}
 	if f.parts < 1 {
-		return do, fmt.Errorf("--parts must be at least 1, got %d", f.parts)
+		return o, nil, fmt.Errorf("--parts must be at least 1, got %d", f.parts)
 	}
 	var err error
 	if o.Imbalance, err = parseFloats(f.imbalance); err != nil {
-		return do, fmt.Errorf("--imbalance: %w", err)
+		return o, nil, fmt.Errorf("--imbalance: %w", err)
 	}
 	for _, u := range o.Imbalance {
 		if !(u > 1) {
-			return do, fmt.Errorf("--imbalance must be above 1 (1.03 allows parts 3%% above their target), got %v", u)
+			return o, nil, fmt.Errorf("--imbalance must be above 1 (1.03 allows parts 3%% above their target), got %v", u)
 		}
 	}
 	if f.tpwgts != "" {
 		if o.TargetWeights, err = parseFloats(f.tpwgts); err != nil {
-			return do, fmt.Errorf("--tpwgts: %w", err)
+			return o, nil, fmt.Errorf("--tpwgts: %w", err)
 		}
 	}
-	if do.Method, err = parmetis.ParseMethod(f.method); err != nil {
-		return do, err
+	if o.Method, err = parmetis.ParseMethod(f.method); err != nil {
+		return o, nil, err
 	}
-	if do.Coarsening, err = parmetis.ParseCoarsening(f.coarsening); err != nil {
-		return do, err
+	if o.Coarsening, err = parmetis.ParseCoarsening(f.coarsening); err != nil {
+		return o, nil, err
+	}
+	cons, err := parmetis.ParseConstraints(f.balance)
+	if err != nil {
+		return o, nil, err
 	}
 	if f.algo != "parmetis" && f.algo != "random" {
-		return do, fmt.Errorf("--algo %q: want parmetis or random", f.algo)
+		return o, nil, fmt.Errorf("--algo %q: want parmetis or random", f.algo)
 	}
 	if f.hierarchy != "" {
 		if _, _, err := parseHierarchy(f.hierarchy, f.parts); err != nil {
-			return do, err
+			return o, nil, err
 		}
 	}
 	if f.tries < 1 {
-		return do, fmt.Errorf("--tries must be at least 1, got %d", f.tries)
+		return o, nil, fmt.Errorf("--tries must be at least 1, got %d", f.tries)
 	}
-	return do, nil
+	return o, cons, nil
 }
 
 func parseFloats(s string) ([]float64, error) {

@@ -2,16 +2,16 @@ package main
 
 import (
 	"fmt"
-	"gnnrun/report"
 	"strconv"
 	"strings"
 
 	"gnnrun/graphio"
 	"gnnrun/parmetis"
+	"gnnrun/report"
 )
 
 // partitionGraph runs the chosen algorithm, flat or hierarchical.
-func partitionGraph(dg *parmetis.DistGraph, do parmetis.DistOptions, f partitionArgs) (*parmetis.Result, error) {
+func partitionGraph(dg *parmetis.DistGraph, do parmetis.Options, f partitionArgs) (*parmetis.Result, error) {
 	o := do.Options
 	if f.hierarchy == "" {
 		return parmetis.Partition(dg, do)

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"fmt"
+	"image/color"
+	"os"
+	"sort"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// render writes the results as a markdown table and an SVG plot of the
+// sampled edges/s per rank against the limit.
+func render(out string, results []result) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Neighbour sampling (bench/sample)\n\n")
+	fmt.Fprintf(&b, "R-MAT (`gnnrun gen`, edge factor 16) in K = 4 partitions (`gnnrun partition --balance nodes,train`), fanouts 15,10,5, batches of 1024 training nodes, %d timed batches per rank after 2 untimed ones. *limit*: a plain loop reading, for the same local destination nodes, their indptr entries and as many random entries of their indices ranges as were drawn, after all batches (so the caches do not hold the batch). Rates per rank are means over ranks; µs per node are summed seconds over summed nodes.\n\n", results[0].Batches)
+	b.WriteString("| scale | ranks | transport | edges/s per rank | limit reads/s per rank | sampler / limit | remote share | µs per local node | µs per remote node | exchanged MB per rank |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range results {
+		var bytes int64
+		for _, x := range r.Bytes {
+			bytes += x
+		}
+		fmt.Fprintf(&b, "| %d | %d | %s | %.3g | %.3g | %.2f | %.1f%% | %.2f | %.2f | %.1f |\n", r.Scale, r.Ranks, r.Transport,
+			r.edgesPerRank(), r.limitPerRank(), r.edgesPerRank()/r.limitPerRank(), 100*r.remoteShare(),
+			perNode(r.LocalSecs, r.LocalNodes), perNode(r.RemoteSecs, r.RemoteNodes), float64(bytes)/1e6/float64(r.Ranks))
+	}
+	if err := os.WriteFile(out+".md", []byte(b.String()), 0o644); err != nil {
+		return err
+	}
+	return plotRates(out+".svg", results)
+}
+
+// plotRates draws edges/s per rank against ranks, one line per scale and
+// transport, and each scale's limit at one rank as a dashed line.
+func plotRates(path string, results []result) error {
+	p := plot.New()
+	p.Title.Text = "Neighbour sampling, fanouts 15,10,5, batch 1024, K = 4"
+	p.X.Label.Text = "ranks"
+	p.Y.Label.Text = "sampled edges/s per rank (millions)"
+	p.Legend.Top = true
+	series := map[string]plotter.XYs{}
+	limits := map[int]float64{}
+	var scales []int
+	for _, r := range results {
+		key := fmt.Sprintf("scale %d, %s", r.Scale, r.Transport)
+		series[key] = append(series[key], plotter.XY{X: float64(r.Ranks), Y: r.edgesPerRank() / 1e6})
+		if r.Ranks == 1 {
+			limits[r.Scale] = r.limitPerRank() / 1e6
+			scales = append(scales, r.Scale)
+			// One rank has nothing remote: both transports start there.
+			other := fmt.Sprintf("scale %d, rma", r.Scale)
+			series[other] = append(series[other], plotter.XY{X: 1, Y: r.edgesPerRank() / 1e6})
+		}
+	}
+	keys := make([]string, 0, len(series))
+	for k := range series {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	colors := []color.Color{color.RGBA{0, 90, 181, 255}, color.RGBA{220, 50, 32, 255}, color.RGBA{0, 140, 70, 255}, color.RGBA{150, 80, 180, 255}}
+	maxX := 1.0
+	for i, k := range keys {
+		xy := series[k]
+		sort.Slice(xy, func(a, b int) bool { return xy[a].X < xy[b].X })
+		maxX = max(maxX, xy[len(xy)-1].X)
+		l, pts, err := plotter.NewLinePoints(xy)
+		if err != nil {
+			return err
+		}
+		l.Color, pts.Color = colors[i%len(colors)], colors[i%len(colors)]
+		if strings.HasSuffix(k, "rma") {
+			pts.Shape = draw.BoxGlyph{}
+		}
+		p.Add(l, pts)
+		p.Legend.Add(k, l, pts)
+	}
+	sort.Ints(scales)
+	for i, sc := range scales {
+		l, err := plotter.NewLine(plotter.XYs{{X: 1, Y: limits[sc]}, {X: maxX, Y: limits[sc]}})
+		if err != nil {
+			return err
+		}
+		l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		l.Color = color.Gray{Y: uint8(60 + 60*i)}
+		p.Add(l)
+		p.Legend.Add(fmt.Sprintf("scale %d limit (random reads, 1 rank)", sc), l)
+	}
+	p.Y.Min = 0
+	return p.Save(7*vg.Inch, 4.5*vg.Inch, path)
+}

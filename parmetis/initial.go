@@ -1,0 +1,132 @@
+package parmetis
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"time"
+
+	"gnnrun/collective"
+	"gnnrun/graph"
+	"gnnrun/parmetis/serial"
+)
+
+// Replicate gathers the whole distributed graph on every rank as a serial
+// Graph whose vertex i is global vertex i. It is meant for the coarsest
+// graph, whose size the caller bounds; it is collective.
+func (g *DistGraph) Replicate() (*serial.Graph, error) {
+	if g.N() > math.MaxInt32 {
+		return nil, fmt.Errorf("parmetis: cannot replicate a graph of %d vertices", g.N())
+	}
+	if g.c.Size() == 1 {
+		// One rank: local indices are global IDs; share the arrays.
+		return &serial.Graph{NCon: g.NCon, Xadj: g.Xadj, Adjncy: g.Adj, Adjwgt: g.Adjwgt, Vwgt: g.Vwgt}, nil
+	}
+	nl := g.NLocal()
+	deg := make([]int64, nl)
+	adj := make([]int32, len(g.Adj))
+	for v := range nl {
+		deg[v] = g.Xadj[v+1] - g.Xadj[v]
+	}
+	for e, u := range g.Adj {
+		adj[e] = int32(g.GID(u))
+	}
+	degs, _, err := collective.Allgatherv(g.c, deg)
+	if err != nil {
+		return nil, err
+	}
+	s := &serial.Graph{NCon: g.NCon, Xadj: make([]int64, len(degs)+1)}
+	for v, d := range degs {
+		s.Xadj[v+1] = s.Xadj[v] + d
+	}
+	if s.Adjncy, _, err = collective.Allgatherv(g.c, adj); err != nil {
+		return nil, err
+	}
+	if s.Adjwgt, _, err = collective.Allgatherv(g.c, g.Adjwgt); err != nil {
+		return nil, err
+	}
+	if s.Vwgt, _, err = collective.Allgatherv(g.c, g.Vwgt); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// initialPartition partitions the coarsest graph: every rank computes a
+// serial multilevel partition of the whole of it with its own seed; the
+// balanced partition with the smallest cut wins (ties to the lower rank)
+// and every rank keeps the parts of its own vertices. coarse says whether
+// g is coarser than the input (finer levels will refine the partition).
+func initialPartition(g *DistGraph, ctl *ctrl, coarse bool) ([]int32, error) {
+	t0 := time.Now()
+	defer ctl.since("initial", t0)
+	c := g.c
+	s, err := g.Replicate()
+	if err != nil {
+		return nil, err
+	}
+	o := ctl.o.Options
+	o.MixIsolated = coarse // see serial.Options.MixIsolated
+	if o.Threads, err = serialThreads(c, o.Threads); err != nil {
+		return nil, err
+	}
+	// Whole multilevel runs differ more between seeds than the tries within
+	// one, so a small coarsest graph gets initialRuns of them, spread over
+	// the ranks.
+	runs := 1
+	if int64(s.N())+int64(len(s.Adjncy)) <= smallCoarsest {
+		runs = (initialRuns + c.Size() - 1) / c.Size()
+	}
+	var part []int32
+	score := int64(math.MaxInt64)
+	for run := range runs {
+		o.Seed = graph.Mix(ctl.seed, 0x1417, uint64(c.Rank()), uint64(run))
+		// Heavy coarse vertices may keep the coarsest graph from
+		// balancing; the balancing phase of the finer levels fixes that.
+		p, err := serial.Partition(s, o)
+		if err != nil && !errors.Is(err, serial.ErrUnbalanced) {
+			return nil, err
+		}
+		sc := serial.EdgeCut(s, p)
+		if imb := serial.Imbalance(s, p, o); !serial.Within(imb, o.Imbalance) {
+			sc = math.MaxInt64 / 2
+		}
+		if sc < score {
+			part, score = p, sc
+		}
+	}
+	scores, err := collective.Allgather(c, score)
+	if err != nil {
+		return nil, err
+	}
+	win := 0
+	for r, sc := range scores {
+		if sc < scores[win] {
+			win = r
+		}
+	}
+	best, err := collective.Bcast(c, part, win)
+	if err != nil {
+		return nil, err
+	}
+	lo := g.Lo()
+	return append([]int32(nil), best[lo:lo+int64(g.NLocal())]...), nil
+}
+
+// serialThreads is how many goroutines a rank's serial partitioner may
+// run: the cores of its host shared among the ranks on it, unless the user
+// said. It is collective.
+func serialThreads(c *collective.Comm, asked int) (int, error) {
+	if asked > 0 {
+		return asked, nil
+	}
+	node, err := c.SplitShared()
+	if err != nil {
+		return 0, err
+	}
+	local := node.Size()
+	if err := node.Free(); err != nil {
+		return 0, err
+	}
+	return max(1, runtime.GOMAXPROCS(0)/local), nil
+}

@@ -1,0 +1,156 @@
+package parmetis
+
+import (
+	"fmt"
+	"time"
+)
+
+// LevelStats describes one level of the hierarchy.
+type LevelStats struct {
+	Vertices int64   `json:"vertices"`
+	Arcs     int64   `json:"arcs"`
+	Seconds  float64 `json:"coarsen_seconds"`
+	// The cut when the partition arrived at this level, after greedy
+	// refinement (never more), and after balancing.
+	ProjectedCut int64 `json:"projected_cut"`
+	RefinedCut   int64 `json:"refined_cut"`
+	BalancedCut  int64 `json:"balanced_cut"`
+}
+
+// Result is a partition of a DistGraph and what it cost.
+type Result struct {
+	// Part is the part of each vertex this rank owns, the vertices from Lo.
+	Lo   int64
+	Part []int32
+	// Cut is the total weight of edges between parts.
+	Cut int64
+	// Imbalance per constraint: the heaviest part's weight over its target.
+	Imbalance []float64
+	// Levels of the distributed hierarchy, finest first; the coarsest was
+	// partitioned serially on every rank.
+	Levels []LevelStats
+	// Seconds spent per phase: coarsen, initial, project, refine; with
+	// recursive bisection also split, pieces and finish; isolated when the
+	// vertices without edges were set aside.
+	Seconds map[string]float64
+}
+
+// Method is how a K-way partition is reached.
+type Method int
+
+// The methods.
+const (
+	// MethodAuto is MethodRB for K > 2 on several ranks, else MethodKway.
+	MethodAuto Method = iota
+	// MethodKway partitions into K parts directly and refines k-way.
+	MethodKway
+	// MethodRB bisects recursively, splitting the ranks with the graph.
+	MethodRB
+)
+
+var methodNames = []string{"auto", "kway", "rb"}
+
+// String returns the method's name.
+func (m Method) String() string {
+	if int(m) < len(methodNames) {
+		return methodNames[m]
+	}
+	return fmt.Sprintf("Method(%d)", int(m))
+}
+
+// ParseMethod parses "auto", "kway" or "rb".
+func ParseMethod(s string) (Method, error) {
+	for i, n := range methodNames {
+		if n == s {
+			return Method(i), nil
+		}
+	}
+	return 0, fmt.Errorf("parmetis: method %q: want auto, kway or rb", s)
+}
+
+// Partition computes a K-way partition of g with minimum edge cut under the
+// balance constraints, by distributed recursive bisection (PartitionRB) when
+// K > 2 on several ranks and by the direct multilevel scheme (PartitionKway)
+// otherwise, unless o.Method says which. It is collective and
+// deterministic for a given seed and rank count.
+func Partition(g *DistGraph, o Options) (*Result, error) {
+	if res, ok, err := partitionAroundIsolatedDist(g, o); err != nil || ok {
+		return res, err
+	}
+	m := o.Method
+	if m == MethodAuto {
+		m = MethodKway
+		if o.Parts > 2 && g.c.Size() > 1 {
+			m = MethodRB
+		}
+	}
+	if m == MethodRB {
+		return PartitionRB(g, o)
+	}
+	return PartitionKway(g, o)
+}
+
+// PartitionKway computes a K-way partition of g directly: distributed
+// coarsening down to a graph every rank can hold, serial multilevel
+// partitions of it with a different seed on each rank (the best balanced
+// cut wins), then projection and distributed refinement level by level
+// (FM local search on the finest), ending with balancing. It is collective.
+func PartitionKway(g *DistGraph, o Options) (*Result, error) {
+	ctl, err := newCtrl(g, o)
+	if err != nil {
+		return nil, err
+	}
+	if ctl.coarsening, err = o.Coarsening.resolve(g); err != nil {
+		return nil, err
+	}
+	levels, cmaps, stats, err := coarsen(g, ctl)
+	if err != nil {
+		return nil, err
+	}
+	part, err := initialPartition(levels[len(levels)-1], ctl, len(levels) > 1)
+	if err != nil {
+		return nil, err
+	}
+	var r *refiner
+	for l := len(levels) - 1; l >= 0; l-- {
+		if l < len(levels)-1 {
+			t0 := time.Now()
+			if part, err = project(levels[l], levels[l+1], cmaps[l], part); err != nil {
+				return nil, err
+			}
+			ctl.since("project", t0)
+		}
+		t0 := time.Now()
+		if r, err = newRefiner(levels[l], ctl, l, part); err != nil {
+			return nil, err
+		}
+		stats[l].ProjectedCut = r.cut
+		if l < len(levels)-1 { // the coarsest was refined by the serial partitioner
+			if err := r.refine(); err != nil {
+				return nil, err
+			}
+		}
+		stats[l].RefinedCut = r.cut
+		if err := r.balance(l == 0 && !o.bisection); err != nil {
+			return nil, err
+		}
+		stats[l].BalancedCut = r.cut
+		part = r.full[:levels[l].NLocal()]
+		ctl.since("refine", t0)
+	}
+	return &Result{Lo: g.Lo(), Part: part, Cut: r.cut, Imbalance: r.pb.imbalance(ctl.o), Levels: stats, Seconds: ctl.seconds}, nil
+}
+
+// Evaluate returns the cut and per-constraint imbalance of a partition of
+// g given by the part of each owned vertex. It is collective.
+func Evaluate(g *DistGraph, part []int32, o Options) (int64, []float64, error) {
+	ctl, err := newCtrl(g, o)
+	if err != nil {
+		return 0, nil, err
+	}
+	r, err := newRefiner(g, ctl, 0, part)
+	if err != nil {
+		return 0, nil, err
+	}
+	return r.cut, r.pb.imbalance(ctl.o), nil
+}

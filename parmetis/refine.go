@@ -1,0 +1,515 @@
+package parmetis
+
+import (
+	"fmt"
+	"slices"
+
+	"gnnrun/collective"
+	"gnnrun/graph"
+	"gnnrun/rank"
+)
+
+// move is a vertex changing part, with the cut it saved (its gain).
+type move struct {
+	v        int32
+	from, to int32
+	gain     int64
+}
+
+// refiner improves a partition of one level of the hierarchy.
+type refiner struct {
+	g     *DistGraph
+	ctl   *ctrl
+	level int
+	full  []int32 // part of every owned and ghost vertex
+	pb    *partBook
+	cut   int64 // global
+	conn  []int64
+	seen  []int32
+	prev  []int32 // scratch of cutDelta: 1 + old part of a moved vertex
+	two   *twoWay // with two parts: gains in O(1)
+}
+
+// twoWay keeps, for a partition into two parts, each owned vertex's edge
+// weight to the other part and in all, so a gain costs O(1) instead of
+// O(degree): the hubs of power-law graphs are asked for their gain many
+// times in a phase. ext is built (O(arcs)) when a phase first asks, kept
+// up to date by apply and by undone moves, and, when settle brings the
+// ghosts' new parts, by ghostsMoved over the arcs of the ghosts that
+// changed side: a level's refinement then costs O(arcs) once rather than
+// once per phase. (A phase undone whole, rare, has it built again.)
+type twoWay struct {
+	ext, deg []int64
+	ok       bool
+	// The arcs into each ghost, as (owned end, weight), ghost i's at
+	// ghostArcs[ghostStart[i]:ghostStart[i+1]]; built with ext.
+	ghostStart []int64
+	ghostArcs  []ghostArc
+}
+
+type ghostArc struct {
+	v int32
+	w int64
+}
+
+// newTwoWay returns the gain cache for g when there are two parts, else nil.
+func newTwoWay(g *DistGraph, parts int) *twoWay {
+	if parts != 2 {
+		return nil
+	}
+	t := &twoWay{ext: make([]int64, g.NLocal()), deg: make([]int64, g.NLocal())}
+	for v := range g.NLocal() {
+		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
+			t.deg[v] += g.Adjwgt[e]
+		}
+	}
+	return t
+}
+
+// rebuild recomputes ext from the parts in full, and lists the arcs into
+// the ghosts the first time.
+func (t *twoWay) rebuild(g *DistGraph, full []int32) {
+	for v := range int32(g.NLocal()) {
+		t.ext[v] = external(g, full, v)
+	}
+	t.ok = true
+	if t.ghostStart != nil {
+		return
+	}
+	nl := int32(g.NLocal())
+	t.ghostStart = make([]int64, len(g.Ghosts)+1)
+	for _, u := range g.Adj {
+		if u >= nl {
+			t.ghostStart[u-nl+1]++
+		}
+	}
+	for i := range len(g.Ghosts) {
+		t.ghostStart[i+1] += t.ghostStart[i]
+	}
+	t.ghostArcs = make([]ghostArc, t.ghostStart[len(g.Ghosts)])
+	next := slices.Clone(t.ghostStart[:len(g.Ghosts)])
+	for v := range nl {
+		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
+			if u := g.Adj[e]; u >= nl {
+				t.ghostArcs[next[u-nl]] = ghostArc{v, g.Adjwgt[e]}
+				next[u-nl]++
+			}
+		}
+	}
+}
+
+// ghostsMoved updates ext after the ghosts' parts changed from old (one
+// entry per ghost) to those in full.
+func (t *twoWay) ghostsMoved(g *DistGraph, full []int32, old []int32) {
+	nl := g.NLocal()
+	for i, was := range old {
+		now := full[nl+i]
+		if now == was {
+			continue
+		}
+		for _, a := range t.ghostArcs[t.ghostStart[i]:t.ghostStart[i+1]] {
+			if full[a.v] == now {
+				t.ext[a.v] -= a.w
+			} else {
+				t.ext[a.v] += a.w
+			}
+		}
+	}
+}
+
+// external is the weight of owned vertex v's edges to other parts than
+// its own.
+func external(g *DistGraph, full []int32, v int32) int64 {
+	var x int64
+	for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
+		if full[g.Adj[e]] != full[v] {
+			x += g.Adjwgt[e]
+		}
+	}
+	return x
+}
+
+// verify checks the kept ext against a recount; tests call it (checkCut).
+func (t *twoWay) verify(g *DistGraph, full []int32) error {
+	kept := slices.Clone(t.ext)
+	t.rebuild(g, full)
+	for v, x := range kept {
+		if x != t.ext[v] {
+			return fmt.Errorf("parmetis: vertex %d keeps external weight %d, recounted %d", g.GID(int32(v)), x, t.ext[v])
+		}
+	}
+	return nil
+}
+
+// moved updates ext after v changed part (full already says so).
+func (t *twoWay) moved(g *DistGraph, full []int32, v int32) {
+	t.ext[v] = t.deg[v] - t.ext[v]
+	nl := int32(g.NLocal())
+	to := full[v]
+	for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
+		u := g.Adj[e]
+		if u >= nl {
+			continue
+		}
+		if full[u] == to {
+			t.ext[u] -= g.Adjwgt[e]
+		} else {
+			t.ext[u] += g.Adjwgt[e]
+		}
+	}
+}
+
+func newRefiner(g *DistGraph, ctl *ctrl, level int, part []int32) (*refiner, error) {
+	r := &refiner{g: g, ctl: ctl, level: level, full: make([]int32, g.NLocal()+len(g.Ghosts)), conn: make([]int64, ctl.o.Parts), two: newTwoWay(g, ctl.o.Parts)}
+	copy(r.full, part)
+	if err := haloUpdate(g, r.full); err != nil {
+		return nil, err
+	}
+	return r, r.sync()
+}
+
+// sync recomputes the global part weights and cut; it is collective.
+func (r *refiner) sync() error {
+	pb, err := newPartBook(r.g.c, r.g.NCon, r.g.Vwgt, r.full, r.ctl.o)
+	if err != nil {
+		return err
+	}
+	r.pb = pb
+	r.cut, err = r.globalCut()
+	return err
+}
+
+// globalCut sums the weights of edges whose ends lie in different parts.
+func (r *refiner) globalCut() (int64, error) {
+	g := r.g
+	var local int64
+	for v := range int32(g.NLocal()) {
+		local += external(g, r.full, v)
+	}
+	sum, err := collective.Sum(g.c, local)
+	return sum / 2, err // every cut edge is seen from both ends
+}
+
+// connectivity fills r.conn with v's edge weight to each part and returns
+// the parts it touches (its own included).
+func (r *refiner) connectivity(v int32) []int32 {
+	for _, p := range r.seen {
+		r.conn[p] = 0
+	}
+	r.seen = r.seen[:0]
+	g := r.g
+	if t := r.two; t != nil {
+		if !t.ok {
+			t.rebuild(g, r.full)
+		}
+		a := r.full[v]
+		if in := t.deg[v] - t.ext[v]; in > 0 {
+			r.conn[a] = in
+			r.seen = append(r.seen, a)
+		}
+		if t.ext[v] > 0 {
+			r.conn[1-a] = t.ext[v]
+			r.seen = append(r.seen, 1-a)
+		}
+		return r.seen
+	}
+	for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
+		p := r.full[g.Adj[e]]
+		if r.conn[p] == 0 {
+			r.seen = append(r.seen, p)
+		}
+		r.conn[p] += g.Adjwgt[e]
+	}
+	return r.seen
+}
+
+// partOrder is a permutation of the parts that every rank derives from the
+// seed, level and pass; a phase only moves vertices up (or only down) it,
+// so two neighbours on different ranks never swap parts on stale views.
+func (r *refiner) partOrder(pass int) []int32 {
+	k := r.ctl.o.Parts
+	rankOf := make([]int32, k)
+	ids := make([]int32, k)
+	for i := range ids {
+		ids[i] = int32(i)
+	}
+	slices.SortFunc(ids, func(a, b int32) int {
+		x, y := graph.Mix(r.ctl.seed, uint64(r.level), uint64(pass), uint64(a)), graph.Mix(r.ctl.seed, uint64(r.level), uint64(pass), uint64(b))
+		if x < y {
+			return -1
+		}
+		if x > y {
+			return 1
+		}
+		return int(a - b)
+	})
+	for i, p := range ids {
+		rankOf[p] = int32(i)
+	}
+	return rankOf
+}
+
+// refine runs the greedy passes at this level. A phase whose moves, taken
+// together, raised the cut is undone, so the cut never grows.
+func (r *refiner) refine() error {
+	order := r.g.visitOrder(r.ctl.seed, uint64(0x7e1+r.level))
+	for pass := range refinePasses {
+		perm := r.partOrder(pass)
+		movedAny := false
+		before := r.cut
+		for phase := range 2 {
+			var moved bool
+			var err error
+			// FM on the finest level, where it pays: its hill climbing
+			// recovers what coarsening hid; greedy moves above it.
+			if r.ctl.fm && r.level == 0 {
+				if phase == 1 {
+					continue
+				}
+				moved, err = r.fmPhase(order, nil, phase)
+			} else {
+				moved, err = r.phase(order, perm, phase)
+			}
+			if err != nil {
+				return err
+			}
+			movedAny = movedAny || moved
+		}
+		// Stop when nothing moved or a pass gained under ctl.passGain.
+		if !movedAny || before-r.cut < int64(float64(before)*r.ctl.passGain) {
+			break
+		}
+	}
+	return nil
+}
+
+// phase moves boundary vertices to the neighbouring part with the best
+// positive gain that keeps within the bounds (or zero gain that improves
+// balance), in one direction of perm; it reports whether any rank moved.
+func (r *refiner) phase(order []int32, perm []int32, phase int) (bool, error) {
+	nc := r.g.NCon
+	w := slices.Clone(r.pb.w)
+	var moves []move
+	for _, v := range order {
+		a := r.full[v]
+		b, gain := r.bestMove(v, perm, phase, w, nil)
+		if b < 0 || gain < 0 || (gain == 0 && !r.pb.betterBalanced(w, int(a), int(b), r.g.Vwgt[int(v)*nc:int(v+1)*nc])) {
+			continue
+		}
+		m := move{v, a, b, gain}
+		r.apply(w, m)
+		moves = append(moves, m)
+	}
+	return r.settle(moves, true)
+}
+
+// apply moves vertex m.v in r.full and in the local weight view w.
+func (r *refiner) apply(w []int64, m move) {
+	nc := r.g.NCon
+	r.full[m.v] = m.to
+	if r.two != nil && r.two.ok {
+		r.two.moved(r.g, r.full, m.v)
+	}
+	for c := range nc {
+		x := r.g.Vwgt[int(m.v)*nc+c]
+		w[int(m.from)*nc+c] -= x
+		w[int(m.to)*nc+c] += x
+	}
+}
+
+// settle makes this rank's moves global: it undoes each rank's share of
+// the moves into parts that ended above their bound, updates the ghosts,
+// and, when guard is set, undoes every move if the cut grew. It reports
+// whether any rank kept a move.
+func (r *refiner) settle(moves []move, guard bool) (bool, error) {
+	anyMoves, err := collective.Any(r.g.c, len(moves) > 0)
+	if err != nil || !anyMoves {
+		return false, err
+	}
+	moves, err = r.undoOverflow(moves)
+	if err != nil {
+		return false, err
+	}
+	nl := r.g.NLocal()
+	oldGhosts := slices.Clone(r.full[nl:])
+	if err := haloUpdate(r.g, r.full); err != nil {
+		return false, err
+	}
+	if r.two != nil && r.two.ok {
+		r.two.ghostsMoved(r.g, r.full, oldGhosts)
+		if checkCut {
+			if err := r.two.verify(r.g, r.full); err != nil {
+				return false, err
+			}
+		}
+	}
+	before, oldBook := r.cut, r.pb
+	delta, err := r.cutDelta(moves, oldGhosts)
+	if err != nil {
+		return false, err
+	}
+	if r.pb, err = newPartBook(r.g.c, r.g.NCon, r.g.Vwgt, r.full, r.ctl.o); err != nil {
+		return false, err
+	}
+	r.cut = before + delta
+	if checkCut {
+		if err := r.verifyCut(); err != nil {
+			return false, err
+		}
+	}
+	if guard && r.cut > before {
+		// Every rank sees the same global cut and undoes all its moves, so
+		// the partition, its weights and its cut are as before.
+		for _, m := range moves {
+			r.full[m.v] = m.from
+		}
+		if err := haloUpdate(r.g, r.full); err != nil {
+			return false, err
+		}
+		if r.two != nil {
+			r.two.ok = false
+		}
+		r.cut, r.pb = before, oldBook
+		return false, nil
+	}
+	return true, nil
+}
+
+// checkCut makes settle recompute the whole cut (and the two-part gain
+// cache) after every phase and fail if the incremental one differs; tests
+// set it.
+var checkCut = false
+
+func (r *refiner) verifyCut() error {
+	full, err := r.globalCut()
+	if err == nil && full != r.cut {
+		err = fmt.Errorf("parmetis: incremental cut %d, recomputed %d", r.cut, full)
+	}
+	return err
+}
+
+// cutDelta returns the global change of the cut made by every rank's moves
+// (this rank's are moves; the ghosts were oldGhosts before them), in
+// O(degree of the moved vertices) instead of O(arcs). An edge between two
+// moved vertices is counted from its end with the lower global ID. It is
+// collective.
+func (r *refiner) cutDelta(moves []move, oldGhosts []int32) (int64, error) {
+	g := r.g
+	nl := g.NLocal()
+	if r.prev == nil {
+		r.prev = make([]int32, nl)
+	}
+	for _, m := range moves {
+		r.prev[m.v] = m.from + 1 // 0: did not move
+	}
+	var d int64
+	for _, m := range moves {
+		gv := g.GID(m.v)
+		for e := g.Xadj[m.v]; e < g.Xadj[m.v+1]; e++ {
+			u := g.Adj[e]
+			now, was := r.full[u], r.full[u]
+			switch {
+			case int(u) >= nl:
+				was = oldGhosts[int(u)-nl]
+			case r.prev[u] != 0:
+				was = r.prev[u] - 1
+			}
+			if was != now && g.GID(u) < gv {
+				continue
+			}
+			if m.to != now {
+				d += g.Adjwgt[e]
+			}
+			if m.from != was {
+				d -= g.Adjwgt[e]
+			}
+		}
+	}
+	for _, m := range moves {
+		r.prev[m.v] = 0
+	}
+	return collective.Sum(g.c, d)
+}
+
+// undoOverflow finds the parts the moves of all ranks pushed above their
+// bounds and undoes, on every rank, the same fraction of its moves into
+// them, lowest gains first. It returns the moves kept.
+func (r *refiner) undoOverflow(moves []move) ([]move, error) {
+	g, o := r.g, r.ctl.o
+	k, nc := o.Parts, g.NCon
+	// Global part weights after the moves, and each part's inflow.
+	local := make([]int64, 2*k*nc)
+	for v := range g.NLocal() {
+		p := int(r.full[v])
+		for c := range nc {
+			local[p*nc+c] += g.Vwgt[v*nc+c]
+		}
+	}
+	for _, m := range moves {
+		for c := range nc {
+			local[k*nc+int(m.to)*nc+c] += g.Vwgt[int(m.v)*nc+c]
+		}
+	}
+	all, err := collective.Allreduce(g.c, local, rank.Sum)
+	if err != nil {
+		return nil, err
+	}
+	w, inflow := all[:k*nc], all[k*nc:]
+	frac := make([]float64, k)
+	anyOver := false
+	for p := range k {
+		for c := range nc {
+			over := float64(w[p*nc+c]) - r.pb.max[p*nc+c]
+			if over > 0 && inflow[p*nc+c] > 0 {
+				frac[p] = max(frac[p], min(1, over/float64(inflow[p*nc+c])))
+				anyOver = true
+			}
+		}
+	}
+	if !anyOver {
+		return moves, nil
+	}
+	return r.undoShare(moves, frac), nil
+}
+
+// undoShare undoes, for each part p, the lowest-gain moves into p until at
+// least frac[p] of this rank's inflow into p (summing the constraints) is
+// undone.
+func (r *refiner) undoShare(moves []move, frac []float64) []move {
+	byGain := slices.Clone(moves)
+	slices.SortStableFunc(byGain, func(a, b move) int { return int(a.gain - b.gain) })
+	in := make([]int64, len(frac))
+	for _, m := range moves {
+		in[m.to] += r.weightSum(m.v)
+	}
+	undone := make([]int64, len(frac))
+	keep := make(map[int32]bool, len(moves))
+	for _, m := range byGain {
+		if frac[m.to] > 0 && float64(undone[m.to]) < frac[m.to]*float64(in[m.to]) {
+			undone[m.to] += r.weightSum(m.v)
+			r.full[m.v] = m.from
+			if r.two != nil && r.two.ok {
+				r.two.moved(r.g, r.full, m.v)
+			}
+			continue
+		}
+		keep[m.v] = true
+	}
+	out := moves[:0]
+	for _, m := range moves {
+		if keep[m.v] {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// weightSum is the sum of v's weights over the constraints.
+func (r *refiner) weightSum(v int32) int64 {
+	nc := r.g.NCon
+	var s int64
+	for c := range nc {
+		s += r.g.Vwgt[int(v)*nc+c]
+	}
+	return max(s, 1)
+}

@@ -1,0 +1,68 @@
+package serial
+
+import (
+	"math"
+	"slices"
+	"testing"
+)
+
+// A path 0-1-2-3 with edge weights 5, 1, 7 and two constraints.
+func pathGraph() *Graph {
+	return &Graph{
+		NCon:   2,
+		Xadj:   []int64{0, 1, 3, 5, 6},
+		Adjncy: []int32{1, 0, 2, 1, 3, 2},
+		Adjwgt: []int64{5, 5, 1, 1, 7, 7},
+		Vwgt:   []int64{1, 0, 2, 1, 3, 0, 4, 1},
+	}
+}
+
+func TestEdgeCut(t *testing.T) {
+	g := pathGraph()
+	for _, c := range []struct {
+		part []int32
+		want int64
+	}{
+		{[]int32{0, 0, 0, 0}, 0},
+		{[]int32{0, 0, 1, 1}, 1},
+		{[]int32{0, 1, 0, 1}, 13},
+		{[]int32{0, 1, 2, 3}, 13},
+	} {
+		if got := EdgeCut(g, c.part); got != c.want {
+			t.Errorf("part %v: cut %d, want %d", c.part, got, c.want)
+		}
+	}
+}
+
+func TestPartWeights(t *testing.T) {
+	g := pathGraph()
+	got := PartWeights(g, []int32{0, 0, 1, 2}, 3)
+	want := []int64{3, 1, 3, 0, 4, 1}
+	if !slices.Equal(got, want) {
+		t.Errorf("weights %v, want %v", got, want)
+	}
+}
+
+func TestImbalance(t *testing.T) {
+	g := pathGraph() // totals: 10 and 2
+	part := []int32{0, 0, 1, 1}
+	got := Imbalance(g, part, Options{Parts: 2})
+	// Part 1 weighs 7 of 10 (target 5); the second constraint splits 1:1.
+	want := []float64{1.4, 1}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-12 {
+			t.Errorf("imbalance %v, want %v", got, want)
+		}
+	}
+	got = Imbalance(g, part, Options{Parts: 2, TargetWeights: []float64{0.3, 0.7}})
+	want = []float64{1, 1 / 0.6}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-12 {
+			t.Errorf("uneven targets: imbalance %v, want %v", got, want)
+		}
+	}
+	zero := &Graph{NCon: 1, Xadj: []int64{0, 0}, Vwgt: []int64{0}}
+	if got := Imbalance(zero, []int32{0}, Options{Parts: 1}); got[0] != 1 {
+		t.Errorf("zero total: imbalance %v, want 1", got)
+	}
+}
