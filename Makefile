@@ -9,7 +9,7 @@ MPIRUN_FLAGS := --oversubscribe $(if $(filter 0,$(shell id -u)),--allow-run-as-r
 MPIRUN := mpirun $(MPIRUN_FLAGS)
 export OMPI_MCA_btl ?= self,vader,tcp
 
-.PHONY: all deps build test unit test-launchers demo bench bench-alltoall bench-pack bench-ingest bench-partition bench-dispatch lint clean
+.PHONY: all deps build build-nompi test unit test-launchers demo bench bench-alltoall bench-pack bench-ingest bench-partition bench-dispatch lint clean
 
 all: build
 
@@ -29,10 +29,18 @@ deps:
 build: deps
 	$(GO) build -o $(BIN) ./cmd/gnnrun
 
+# build-nompi builds gnnrun without MPI (tag nompi) for machines that have no
+# MPI library: a static binary (no cgo) that runs as a world of one rank and
+# refuses to start as one of several ranks under mpirun or srun.
+build-nompi:
+	CGO_ENABLED=0 $(GO) build -tags nompi -o bin/gnnrun-nompi ./cmd/gnnrun
+
 # test runs the unit tests, then the integration tests that run the built
-# binary under mpirun at 1, 2 and 4 ranks.
+# binary under mpirun at 1, 2 and 4 ranks (and the build without MPI against
+# it), then the world of one's own tests in the build without MPI.
 test: build
 	$(GO) test -count=1 -timeout 30m ./...
+	$(GO) test -count=1 -tags nompi ./rank ./collective
 
 unit:
 	$(GO) test -count=1 -short ./...
@@ -94,6 +102,7 @@ bench-dispatch: build
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags nompi ./...
 	$(GO) mod tidy -diff
 
 clean:

@@ -13,6 +13,9 @@
 //   - Sbatch builds the sbatch command line that submits gnnrun.sbatch (the
 //     batch script in this directory, also returned by SbatchScript);
 //   - EnvLocal reads the local rank and size from the launcher's variables;
+//   - EnvWorldRank and EnvWorldSize read the world rank and size the launcher
+//     announced, which the build without MPI checks to refuse running as
+//     one of several ranks;
 //   - BindGPU sets CUDA_VISIBLE_DEVICES to one device per local rank.
 //
 // gnnrun itself calls EnvLocal and BindGPU at start-up, right after MPI is

@@ -77,12 +77,8 @@ func envPair(lookup lookupFunc, source, rankVar, sizeVar string) (Local, bool, e
 }
 
 func slurmLocal(lookup lookupFunc) (Local, bool, error) {
-	_, inStep := lookup("SLURM_STEP_ID")
-	if _, old := lookup("SLURM_STEPID"); old {
-		inStep = true
-	}
 	rs, ok := lookup("SLURM_LOCALID")
-	if !inStep || !ok {
+	if !inSlurmStep(lookup) || !ok {
 		return Local{}, false, nil
 	}
 	r, err := envInt("SLURM_LOCALID", rs, 0)

@@ -100,3 +100,29 @@ func TestEnvWorldRank(t *testing.T) {
 		t.Fatalf("EnvWorldRank() = %d, want 7", r)
 	}
 }
+
+func TestEnvWorldSize(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		n    int
+		v    string
+	}{
+		{"alone", nil, 0, ""},
+		{"openmpi", map[string]string{"OMPI_COMM_WORLD_SIZE": "4"}, 4, "OMPI_COMM_WORLD_SIZE"},
+		{"mpirun inside a slurm step", map[string]string{
+			"OMPI_COMM_WORLD_SIZE": "1", "SLURM_STEP_ID": "0", "SLURM_STEP_NUM_TASKS": "3",
+		}, 1, "OMPI_COMM_WORLD_SIZE"},
+		{"hydra", map[string]string{"PMI_SIZE": "2", "PMI_RANK": "1"}, 2, "PMI_SIZE"},
+		{"srun", map[string]string{"SLURM_STEP_ID": "0", "SLURM_STEP_NUM_TASKS": "8", "SLURM_NTASKS": "16"}, 8, "SLURM_STEP_NUM_TASKS"},
+		{"srun of old slurm", map[string]string{"SLURM_STEPID": "2", "SLURM_NTASKS": "5"}, 5, "SLURM_NTASKS"},
+		{"batch shell", map[string]string{"SLURM_NTASKS": "16", "SLURM_JOB_ID": "7"}, 0, ""},
+		{"malformed passed over", map[string]string{"OMPI_COMM_WORLD_SIZE": "x", "PMI_SIZE": "0", "SLURM_STEP_ID": "0", "SLURM_NTASKS": "2"}, 2, "SLURM_NTASKS"},
+	}
+	for _, tc := range tests {
+		n, v := envWorldSize(envMap(tc.env))
+		if n != tc.n || v != tc.v {
+			t.Errorf("%s: envWorldSize = %d, %q; want %d, %q", tc.name, n, v, tc.n, tc.v)
+		}
+	}
+}

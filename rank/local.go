@@ -64,8 +64,7 @@ func RunLocal(size int, fn func(c Comm) error, opts ...LocalOption) error {
 			return err
 		}
 	}
-	w := &world{}
-	w.cond = sync.NewCond(&w.mu)
+	w := newWorld()
 	members := make([]int, size)
 	for i := range members {
 		members[i] = i
@@ -133,6 +132,12 @@ type world struct {
 	mu   sync.Mutex
 	cond *sync.Cond
 	err  error
+}
+
+func newWorld() *world {
+	w := &world{}
+	w.cond = sync.NewCond(&w.mu)
+	return w
 }
 
 func (w *world) fail(err error) {
@@ -381,8 +386,12 @@ func (c *localComm) Bcast(buf []byte, root int) error {
 
 type splitKey struct{ color, key, rank int }
 
-// Split implements Comm.
+// Split implements Comm. It refuses a negative color, as the MPI world
+// does, so code tested here cannot rely on one.
 func (c *localComm) Split(color, key int) (Comm, error) {
+	if color < 0 {
+		return nil, fmt.Errorf("rank: split color must be non-negative, got %d", color)
+	}
 	res, err := c.g.meet(c.rank, splitKey{color, key, c.rank}, func(slots []any) any {
 		byColor := map[int][]splitKey{}
 		for _, s := range slots {

@@ -18,6 +18,10 @@ import (
 	"unsafe"
 )
 
+// MPI reports whether this build runs over an MPI library: true here, false
+// in a build with the tag nompi.
+const MPI = true
+
 var (
 	initOnce  sync.Once
 	mpiWorld  *mpiComm

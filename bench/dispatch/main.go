@@ -10,6 +10,9 @@
 //
 //	go run ./bench/dispatch --scale 20,22
 //
+// Built without MPI (go run -tags nompi ./bench/dispatch --np 1) it builds
+// gnnrun and itself the same way and starts them directly, as worlds of one.
+//
 // For each scale it generates the graph once under --dir (default
 // bench/results/tmp/dispatch, git-ignored) with `gnnrun gen`, writes random
 // K-way assignments (a hash of each node ID), then for each
@@ -113,13 +116,20 @@ func runDriver(o driverOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := checkRanks(ranks); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return err
 	}
 	bin := filepath.Join(o.dir, "gnnrun")
 	self := filepath.Join(o.dir, "bench-dispatch")
 	for _, b := range [][]string{{bin, "./cmd/gnnrun"}, {self, "./bench/dispatch"}} {
-		if out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput(); err != nil {
+		args := []string{"build", "-o", b[0]}
+		if !rank.MPI {
+			args = append(args, "-tags", "nompi")
+		}
+		if out, err := exec.Command("go", append(args, b[1])...).CombinedOutput(); err != nil {
 			return fmt.Errorf("go build %s: %v\n%s", b[1], err, out)
 		}
 	}
@@ -127,7 +137,7 @@ func runDriver(o driverOptions) error {
 	for _, sc := range scales {
 		g := filepath.Join(o.dir, fmt.Sprintf("rmat%d-f%d", sc, o.feat))
 		if _, err := os.Stat(filepath.Join(g, "metadata.json")); err != nil {
-			if err := mpirun(2, bin, "gen", "--scale", fmt.Sprint(sc), "--feat-dim", fmt.Sprint(o.feat), "--classes", "10", "--chunks", "4", "--out", g); err != nil {
+			if err := mpirun(genRanks(), bin, "gen", "--scale", fmt.Sprint(sc), "--feat-dim", fmt.Sprint(o.feat), "--classes", "10", "--chunks", "4", "--out", g); err != nil {
 				return err
 			}
 		}
@@ -152,9 +162,9 @@ func runDriver(o driverOptions) error {
 			os.RemoveAll(parts)
 			os.RemoveAll(pullParts)
 			var stdout bytes.Buffer
-			cmd := exec.Command("mpirun", append(mpirunArgs(np), self, "-worker", "-graph", g, "-assignment", asg, "-parts-dir", parts,
+			cmd := launch(np, self, "-worker", "-graph", g, "-assignment", asg, "-parts-dir", parts,
 				"-pull-assignment", pullAsg, "-pull-dir", pullParts,
-				"-max-message", fmt.Sprint(o.budget), "-pull-rows", fmt.Sprint(o.pullRows))...)
+				"-max-message", fmt.Sprint(o.budget), "-pull-rows", fmt.Sprint(o.pullRows))
 			cmd.Stdout, cmd.Stderr = &stdout, os.Stderr
 			fmt.Fprintf(os.Stderr, "scale %d, %d ranks: %s\n", sc, np, strings.Join(cmd.Args, " "))
 			if err := cmd.Run(); err != nil {
@@ -194,16 +204,43 @@ func randomAssignment(dir, out string, k int) error {
 	}, rank.Timeout(time.Hour))
 }
 
-func mpirunArgs(np int) []string {
-	args := []string{"-np", fmt.Sprint(np), "--oversubscribe", "--mca", "btl", "self,vader,tcp"}
-	if os.Geteuid() == 0 {
-		args = append(args, "--allow-run-as-root")
+// launch returns the command that runs args on np ranks under mpirun. A
+// build without MPI (tag nompi) has only worlds of one (checkRanks): it
+// starts args directly.
+func launch(np int, args ...string) *exec.Cmd {
+	if !rank.MPI {
+		return exec.Command(args[0], args[1:]...)
 	}
-	return args
+	mp := []string{"-np", fmt.Sprint(np), "--oversubscribe", "--mca", "btl", "self,vader,tcp"}
+	if os.Geteuid() == 0 {
+		mp = append(mp, "--allow-run-as-root")
+	}
+	return exec.Command("mpirun", append(mp, args...)...)
 }
 
+// checkRanks refuses rank counts above one in a build without MPI, before
+// any work.
+func checkRanks(nps []int) error {
+	for _, np := range nps {
+		if np != 1 && !rank.MPI {
+			return fmt.Errorf("%d ranks asked for, but this build has no MPI (tag nompi): use --np 1", np)
+		}
+	}
+	return nil
+}
+
+// genRanks is the rank count that generates the graphs: two share the
+// writes where there is MPI; the graph is the same for any count.
+func genRanks() int {
+	if rank.MPI {
+		return 2
+	}
+	return 1
+}
+
+// mpirun runs args on np ranks with their output on stderr.
 func mpirun(np int, args ...string) error {
-	cmd := exec.Command("mpirun", append(mpirunArgs(np), args...)...)
+	cmd := launch(np, args...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	fmt.Fprintf(os.Stderr, "%s\n", strings.Join(cmd.Args, " "))
 	return cmd.Run()

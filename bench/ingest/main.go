@@ -7,6 +7,9 @@
 //
 //	go run ./bench/ingest --scale 22
 //
+// Built without MPI (go run -tags nompi ./bench/ingest --np 1) it starts
+// its workers directly, as worlds of one.
+//
 // It generates the graph once per format under --dir (by default
 // bench/results/tmp/ingest, git-ignored), then for each format: warms the
 // page cache, times cat over the edge chunk files (best of 3), and times
@@ -173,12 +176,38 @@ func world() (*collective.Comm, error) {
 	return collective.New(rc)
 }
 
+// mpirun returns the command that runs args on np ranks. A build without
+// MPI (tag nompi) has only worlds of one (checkRanks): it starts args
+// directly.
 func mpirun(np int, args ...string) *exec.Cmd {
+	if !rank.MPI {
+		return exec.Command(args[0], args[1:]...)
+	}
 	a := []string{"-np", strconv.Itoa(np), "--oversubscribe", "--mca", "btl", "self,vader,tcp"}
 	if os.Geteuid() == 0 {
 		a = append(a, "--allow-run-as-root")
 	}
 	return exec.Command("mpirun", append(a, args...)...)
+}
+
+// checkRanks refuses rank counts above one in a build without MPI, before
+// any work.
+func checkRanks(nps []int) error {
+	for _, np := range nps {
+		if np != 1 && !rank.MPI {
+			return fmt.Errorf("%d ranks asked for, but this build has no MPI (tag nompi): use -np 1", np)
+		}
+	}
+	return nil
+}
+
+// genRanks is the rank count that generates the graphs: two share the
+// writes where there is MPI; the graph is the same for any count.
+func genRanks() int {
+	if rank.MPI {
+		return 2
+	}
+	return 1
 }
 
 // drive runs the whole benchmark.
@@ -196,13 +225,16 @@ func drive(scale int, dir, ranksList, formatList, out string, keep bool) error {
 		}
 		nps = append(nps, n)
 	}
+	if err := checkRanks(nps); err != nil {
+		return err
+	}
 	var results []readResult
 	host, _ := os.Hostname()
 	for _, format := range strings.Split(formatList, ",") {
 		gdir := filepath.Join(dir, fmt.Sprintf("rmat%d-%s", scale, format))
 		os.RemoveAll(gdir)
 		t0 := time.Now()
-		cmd := mpirun(2, self, "-worker", "gen", "-scale", strconv.Itoa(scale), "-format", format, "-in", gdir)
+		cmd := mpirun(genRanks(), self, "-worker", "gen", "-scale", strconv.Itoa(scale), "-format", format, "-in", gdir)
 		genOut, err := cmd.CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("gen %s: %v\n%s", format, err, genOut)

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"gnnrun/rank"
 )
 
 // command is one subcommand of gnnrun. Every command runs SPMD on every rank.
@@ -68,6 +70,9 @@ Commands:
 `)
 	for _, c := range sortedCommands() {
 		fmt.Fprintf(w, "  %-14s %s\n", c.name, c.summary)
+	}
+	if !rank.MPI {
+		fmt.Fprintf(w, "\nThis gnnrun is built %s.\n", noMPINote)
 	}
 	fmt.Fprint(w, `
 Run "gnnrun help <command>" for a command's flags.

@@ -19,7 +19,8 @@ func init() {
 rank and local size on its host (from the node-local communicator), the
 local rank and size the launcher announced (OpenMPI's, MPICH's or Slurm's
 variables; "-" when none did), pid, the MPI thread level, the MPI library,
-and the GPU the rank is bound to with the reason.
+and the GPU the rank is bound to with the reason. A build without MPI
+(tag nompi) says so on a line of its own.
 
 GPU binding happens at start-up for every command: with CUDA_VISIBLE_DEVICES
 unset, local rank r gets GPU r mod N of its host's N GPUs. GNNRUN_GPU_BIND
@@ -65,6 +66,10 @@ func bindGPU(world rank.Comm) error {
 	return err
 }
 
+// noMPINote tells the user of a build without MPI why it will not run on
+// several ranks and what to run instead.
+const noMPINote = "without MPI (tag nompi): a world of one rank only; run the MPI build of gnnrun under mpirun or srun for several ranks"
+
 type rankInfo struct {
 	Rank, Size           int
 	Host                 string
@@ -105,6 +110,9 @@ func runInfo(e *env, _ []string) error {
 		return err
 	}
 	e.printf("world: %d ranks on %d hosts\n", e.comm.Size(), hosts)
+	if !rank.MPI {
+		e.printf("build: %s\n", noMPINote)
+	}
 	const row = "%-5v %-5v %-16v %-6v %-6v %-16v %-8v %-20v %-22v %v\n"
 	e.printf(row, "rank", "size", "host", "local", "lsize", "launcher", "pid", "thread", "mpi", "gpu")
 	off := 0

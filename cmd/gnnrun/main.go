@@ -60,7 +60,11 @@ func run(args []string) int {
 		return 0
 	}
 	if args[0] == "version" || args[0] == "--version" {
-		fmt.Println("gnnrun", version)
+		if rank.MPI {
+			fmt.Println("gnnrun", version)
+		} else {
+			fmt.Println("gnnrun", version, "(without MPI, tag nompi)")
+		}
 		return 0
 	}
 	c, ok := commands[args[0]]

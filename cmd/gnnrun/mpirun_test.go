@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"gnnrun/rank"
 )
 
 // The integration tests run the built gnnrun binary, alone and under a real
@@ -32,7 +34,13 @@ func gnnrunBin(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "gnnrun")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		args := []string{"build", "-o", binPath}
+		if !rank.MPI {
+			// A test binary built with -tags nompi tests the build without
+			// MPI, on a machine that may have no MPI library to link.
+			args = append(args, "-tags", "nompi")
+		}
+		out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}
@@ -54,11 +62,15 @@ func (r result) String() string {
 	return fmt.Sprintf("err=%v after %v\nstdout:\n%s\nstderr:\n%s", r.err, r.elapsed, r.stdout, r.stderr)
 }
 
-// needMPIRun skips the test when mpirun is missing (make deps installs it).
+// needMPIRun skips the test when mpirun is missing (make deps installs it)
+// or the binary under test is built without MPI.
 func needMPIRun(t *testing.T) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("integration test skipped in -short mode")
+	}
+	if !rank.MPI {
+		t.Skip("needs mpirun and several ranks: built with -tags nompi, gnnrun is a world of one and refuses to run under mpirun")
 	}
 	if _, err := exec.LookPath("mpirun"); err != nil {
 		t.Skip("mpirun not found: run make deps to install OpenMPI")
@@ -79,7 +91,12 @@ func mpirunArgs(np int) []string {
 // under a timeout, with extra environment variables.
 func runGnnrun(t *testing.T, np int, timeout time.Duration, env []string, args ...string) result {
 	t.Helper()
-	bin := gnnrunBin(t)
+	return runBinary(t, gnnrunBin(t), np, timeout, env, args...)
+}
+
+// runBinary is runGnnrun for the gnnrun binary at bin.
+func runBinary(t *testing.T, bin string, np int, timeout time.Duration, env []string, args ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	var cmd *exec.Cmd
