@@ -9,7 +9,7 @@ MPIRUN_FLAGS := --oversubscribe $(if $(filter 0,$(shell id -u)),--allow-run-as-r
 MPIRUN := mpirun $(MPIRUN_FLAGS)
 export OMPI_MCA_btl ?= self,vader,tcp
 
-.PHONY: all deps build build-nompi test unit test-launchers demo bench bench-alltoall bench-pack bench-ingest bench-partition bench-dispatch lint clean
+.PHONY: all deps build build-nompi test unit test-launchers demo bench bench-alltoall bench-pack bench-ingest bench-partition bench-dispatch bench-sample lint clean
 
 all: build
 
@@ -55,7 +55,8 @@ test-launchers: build
 # graph of 2^16 nodes with features, labels and masks is generated, checked,
 # partitioned into NP parts balanced on nodes, training nodes and edges,
 # dispatched into partition directories, verified, and served: every rank
-# pulls random feature rows from all partitions over both transports.
+# pulls random feature rows from all partitions over both transports, then
+# samples node-classification and link-prediction mini-batches.
 DEMO := out/demo
 demo: build
 	rm -rf $(DEMO) && mkdir -p $(DEMO)
@@ -68,12 +69,15 @@ demo: build
 	$(MPIRUN) -np $(NP) $(BIN) dispatch --in $(DEMO)/graph --assignment $(DEMO)/assignment --out $(DEMO)/parts
 	$(MPIRUN) -np $(NP) $(BIN) inspect $(DEMO)/parts --in $(DEMO)/graph
 	$(MPIRUN) -np $(NP) $(BIN) fetch $(DEMO)/parts --in $(DEMO)/graph --rows 100000
+	$(MPIRUN) -np $(NP) $(BIN) sample $(DEMO)/parts --fanouts 10,5 --batch-size 512 --epochs 2 --transport alltoall
+	$(MPIRUN) -np $(NP) $(BIN) sample $(DEMO)/parts --fanouts 10,5 --batch-size 512 --epochs 2 --transport rma \
+		--task link --negatives 4 --exclude reverse
 	@echo "demo: outputs in $(DEMO)/"
 
 # bench runs every benchmark program; results go to bench/results/. It
 # takes an hour or more on 2 cores; the bench-* targets run one each.
 # gpmetis (Debian package metis) is installed for the partitioner's.
-bench: bench-alltoall bench-pack bench-ingest bench-partition bench-dispatch
+bench: bench-alltoall bench-pack bench-ingest bench-partition bench-dispatch bench-sample
 
 bench-alltoall: build
 	$(GO) build -o bin/bench-alltoall ./bench/alltoall
@@ -96,6 +100,12 @@ bench-partition: build
 
 bench-dispatch: build
 	$(GO) run ./bench/dispatch --scale 20,22
+
+# bench-sample: neighbour sampling of R-MAT scale 20 and 22 in K = 4
+# partitions at 1, 2 and 4 ranks, both transports, beside the memory
+# system's random-access rate; bench/results/sample.{md,json,svg}.
+bench-sample: build
+	$(GO) run ./bench/sample --scale 20,22
 
 # lint fails on unformatted code, on go vet's findings, and when go mod
 # tidy would change go.mod or go.sum (it prints the diff).
