@@ -299,6 +299,10 @@ func checkWindow(c *Comm, seed uint64, scale int) error {
 	if err != nil {
 		return err
 	}
+	ranges, err := getRanges(w, seed, me, n, memLen)
+	if err != nil {
+		return err
+	}
 	if err := w.FlushAll(); err != nil {
 		return err
 	}
@@ -306,6 +310,9 @@ func checkWindow(c *Comm, seed uint64, scale int) error {
 		return err
 	}
 	if err := blocks(); err != nil {
+		return err
+	}
+	if err := ranges(); err != nil {
 		return err
 	}
 	for i, r := range reads {
@@ -343,6 +350,50 @@ func getBlocks(w rank.Window, seed uint64, me, n int, memLen func(int) int) (fun
 			for k := range size {
 				if got, want := buf[b.dst+k], windowByte(seed, b.target, b.src+k); got != want {
 					return fmt.Errorf("rank %d: block byte %d of rank %d's window read as %d, want %d", me, b.src+k, b.target, got, want)
+				}
+			}
+		}
+		return nil
+	}, nil
+}
+
+// getRanges starts one GetRanges per target, of pseudo-random ranges of
+// their own lengths (some empty) packed one after another into one buffer,
+// and returns the check to run after the flush.
+func getRanges(w rank.Window, seed uint64, me, n int, memLen func(int) int) (func() error, error) {
+	type rng struct{ target, src, dst, n int }
+	var all []rng
+	var bufLen int
+	for t := range n {
+		for i := range 6 {
+			h := mix(seed, uint64(me), uint64(t), uint64(i), 0x7a6e)
+			src := int(h>>8) % memLen(t)
+			k := int(h>>32) % (memLen(t) - src + 1)
+			if i == 2 {
+				k = 0
+			}
+			all = append(all, rng{t, src, bufLen, k})
+			bufLen += k
+		}
+	}
+	buf := make([]byte, bufLen)
+	for t := range n {
+		var dst, src []int64
+		var sizes []int
+		for _, r := range all {
+			if r.target == t {
+				dst, src, sizes = append(dst, int64(r.dst)), append(src, int64(r.src)), append(sizes, r.n)
+			}
+		}
+		if err := w.GetRanges(buf, dst, t, src, sizes); err != nil {
+			return nil, err
+		}
+	}
+	return func() error {
+		for _, r := range all {
+			for k := range r.n {
+				if got, want := buf[r.dst+k], windowByte(seed, r.target, r.src+k); got != want {
+					return fmt.Errorf("rank %d: range byte %d of rank %d's window read as %d, want %d", me, r.src+k, r.target, got, want)
 				}
 			}
 		}

@@ -115,6 +115,9 @@ type Window interface {
 	// per-operation latency each time. mem must not be read or reused until
 	// the flush.
 	GetBlocks(mem []byte, dst []int64, target int, src []int64, size int) error
+	// GetRanges is GetBlocks with blocks of their own lengths: block i is
+	// sizes[i] bytes from target's byte src[i] into mem at dst[i].
+	GetRanges(mem []byte, dst []int64, target int, src []int64, sizes []int) error
 	// Flush completes every Get to target.
 	Flush(target int) error
 	// FlushAll completes every outstanding Get.
@@ -136,6 +139,19 @@ func checkBlocks(mem []byte, dst, src []int64, size int) error {
 	for i, d := range dst {
 		if d < 0 || d+int64(size) > int64(len(mem)) || src[i] < 0 {
 			return fmt.Errorf("rank: block %d: destination [%d,%d) outside %d bytes, or source offset %d negative", i, d, d+int64(size), len(mem), src[i])
+		}
+	}
+	return nil
+}
+
+// checkRanges validates the block lists of a GetRanges into mem.
+func checkRanges(mem []byte, dst, src []int64, sizes []int) error {
+	if len(dst) != len(src) || len(dst) != len(sizes) {
+		return fmt.Errorf("rank: %d destination offsets, %d source offsets and %d sizes", len(dst), len(src), len(sizes))
+	}
+	for i, d := range dst {
+		if n := sizes[i]; n < 0 || n > MaxMessage || d < 0 || d+int64(n) > int64(len(mem)) || src[i] < 0 {
+			return fmt.Errorf("rank: range %d: destination [%d,%d) outside %d bytes, or source offset %d negative", i, d, d+int64(n), len(mem), src[i])
 		}
 	}
 	return nil

@@ -523,6 +523,18 @@ func (w *localWindow) GetBlocks(mem []byte, dst []int64, target int, src []int64
 	return nil
 }
 
+func (w *localWindow) GetRanges(mem []byte, dst []int64, target int, src []int64, sizes []int) error {
+	if err := checkRanges(mem, dst, src, sizes); err != nil {
+		return err
+	}
+	for i, d := range dst {
+		if err := w.Get(mem[d:d+int64(sizes[i])], target, src[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (w *localWindow) Flush(target int) error {
 	if !w.locked {
 		return errors.New("rank: window flush outside a lock epoch")

@@ -404,6 +404,48 @@ func (w *mpiWindow) GetBlocks(mem []byte, dst []int64, target int, src []int64, 
 	return nil
 }
 
+func (w *mpiWindow) GetRanges(mem []byte, dst []int64, target int, src []int64, sizes []int) error {
+	if target < 0 || target >= w.c.size {
+		return fmt.Errorf("rank: window get from rank %d of %d", target, w.c.size)
+	}
+	if err := checkRanges(mem, dst, src, sizes); err != nil {
+		return err
+	}
+	// Empty ranges need no datatype entry (and a zero-length mem has no
+	// first byte to pin).
+	var d, s []int64
+	var lens []C.int
+	total := int64(0)
+	for i, n := range sizes {
+		if n > 0 {
+			d, s, lens = append(d, dst[i]), append(s, src[i]), append(lens, C.int(n))
+			total += int64(n)
+		}
+	}
+	if len(d) == 0 {
+		return nil
+	}
+	p := w.pins[target]
+	if p == nil {
+		p = new(runtime.Pinner)
+		w.pins[target] = p
+	}
+	p.Pin(&mem[0])
+	addr := C.uintptr_t(uintptr(unsafe.Pointer(&mem[0])))
+	for lo := 0; lo < len(d); lo += getBlocksChunk {
+		hi := min(lo+getBlocksChunk, len(d))
+		rc := C.gn_win_get_ranges(w.h, addr, (*C.int64_t)(unsafe.Pointer(&d[lo])), C.int(target),
+			(*C.int64_t)(unsafe.Pointer(&s[lo])), (*C.int)(unsafe.Pointer(&lens[lo])), C.int(hi-lo))
+		if err := check("MPI_Get", rc); err != nil {
+			return err
+		}
+	}
+	if target != w.c.rank {
+		w.c.traffic.add(0, total)
+	}
+	return nil
+}
+
 func (w *mpiWindow) Flush(target int) error {
 	err := check("MPI_Win_flush", C.gn_win_flush(w.h, C.int(target)))
 	if p := w.pins[target]; p != nil && err == nil {

@@ -193,6 +193,31 @@ int gn_win_get_blocks(MPI_Fint w, uintptr_t mem, const int64_t *dst, int target,
 	return err;
 }
 
+// hindexedLens is hindexed with a length of its own for every block.
+static int hindexedLens(int count, const int *lens, const int64_t *off, MPI_Datatype *t) {
+	MPI_Aint *d = malloc(sizeof(MPI_Aint) * (size_t)count);
+	if (!d) return MPI_ERR_NO_MEM;
+	for (int i = 0; i < count; i++) d[i] = (MPI_Aint)off[i];
+	int err = MPI_Type_create_hindexed(count, lens, d, MPI_BYTE, t);
+	free(d);
+	if (err == MPI_SUCCESS) err = MPI_Type_commit(t);
+	return err;
+}
+
+int gn_win_get_ranges(MPI_Fint w, uintptr_t mem, const int64_t *dst, int target, const int64_t *src, const int *lens, int count) {
+	MPI_Datatype to, from;
+	int err = hindexedLens(count, lens, dst, &to);
+	if (err != MPI_SUCCESS) return err;
+	if ((err = hindexedLens(count, lens, src, &from)) != MPI_SUCCESS) {
+		MPI_Type_free(&to);
+		return err;
+	}
+	err = MPI_Get((void *)mem, 1, to, target, 0, 1, from, MPI_Win_f2c(w));
+	MPI_Type_free(&to);
+	MPI_Type_free(&from);
+	return err;
+}
+
 int gn_win_free(MPI_Fint w) {
 	MPI_Win win = MPI_Win_f2c(w);
 	return MPI_Win_free(&win);

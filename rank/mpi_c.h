@@ -34,5 +34,6 @@ int gn_win_flush(MPI_Fint w, int target);
 int gn_win_flush_all(MPI_Fint w);
 int gn_win_get(MPI_Fint w, void *dst, int n, int target, int64_t offset);
 int gn_win_get_blocks(MPI_Fint w, uintptr_t mem, const int64_t *dst, int target, const int64_t *src, int count, int size);
+int gn_win_get_ranges(MPI_Fint w, uintptr_t mem, const int64_t *dst, int target, const int64_t *src, const int *lens, int count);
 int gn_win_free(MPI_Fint w);
 #endif
