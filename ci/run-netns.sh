@@ -15,8 +15,11 @@
 # provides one: the default osc/rdma needs a BTL with RDMA and atomics (tcp
 # has neither) and osc/pt2pt refuses MPI_THREAD_MULTIPLE, so without
 # `--mca osc ucx` MPI_Win_create fails with MPI_ERR_WIN. UCX then sends the
-# window reads over tcp/eth0 (nsrsh's IPC namespaces keep it off shared
-# memory). The namespaces hide from OpenMPI that all hosts share this
+# window reads between hosts over tcp/eth0. The ranks of one host share its
+# IPC namespace, and there UCX 1.13's shared-memory transports lose
+# osc/ucx's derived-datatype gets (selftest's repeated GetBlocks and
+# GetRanges read back zeros from the second or third on), so UCX_TLS keeps
+# UCX on tcp and self. The namespaces hide from OpenMPI that all hosts share this
 # machine's cores, so mpi_yield_when_idle stops idle ranks from spinning
 # (without it, selftest --scales 0,3,100 took 15 s instead of 0.3 s on 2
 # cores that other jobs were using too).
@@ -24,8 +27,9 @@
 # Environment:
 #   GNNRUN_NETNS_MPIRUN_FLAGS  extra mpirun flags
 #                              (default: --mca osc ucx -x UCX_NET_DEVICES=eth0
-#                              --mca mpi_yield_when_idle 1; UCX must not use
-#                              lo, which is each namespace's own)
+#                              -x UCX_TLS=tcp,self --mca mpi_yield_when_idle 1;
+#                              UCX must not use lo, which is each namespace's
+#                              own)
 #   GNNRUN_NETNS_SCALES        selftest --scales (default 0,3,1000, as the
 #                              single-host tests; the default scales' 20000
 #                              adds ~17 s of 7-byte-message rounds over TCP)
@@ -40,7 +44,7 @@ slots=${3:-2}
 here=$(cd "$(dirname "$0")" && pwd)
 P=${GNNRUN_NETNS_PREFIX:-gnnh}
 NET=${GNNRUN_NETNS_NET:-10.79.0}
-flags=${GNNRUN_NETNS_MPIRUN_FLAGS:---mca osc ucx -x UCX_NET_DEVICES=eth0 --mca mpi_yield_when_idle 1}
+flags=${GNNRUN_NETNS_MPIRUN_FLAGS:---mca osc ucx -x UCX_NET_DEVICES=eth0 -x UCX_TLS=tcp,self --mca mpi_yield_when_idle 1}
 scales=${GNNRUN_NETNS_SCALES:-0,3,1000}
 limit=${GNNRUN_NETNS_TIMEOUT:-120}
 

@@ -44,6 +44,9 @@ func (r *rmaDraws) arrays() []*[]rank.Window {
 
 // newRMADraws exposes every served partition's arrays; it is collective.
 func newRMADraws(sm *Sampler) (*rmaDraws, error) {
+	if err := collective.CheckOneSided(sm.c); err != nil {
+		return nil, err
+	}
 	r := &rmaDraws{sm: sm, stride: max(len(sm.served.Config.EdgeTypes), 1), slots: sm.served.Slots()}
 	if sm.draws.weighted {
 		// Every partition of one input holds its weights alike; agree on
@@ -144,10 +147,15 @@ func (r *rmaDraws) draw(epoch int, batch int64, layer int, nodes []int64, parts 
 	if err := r.readPtrs(nodes, parts); err != nil {
 		return nil, err
 	}
-	if err := r.readRanges(nodes, parts, layer, excl); err != nil {
+	local, err := r.localExclusions(nodes, parts, excl)
+	if err != nil {
 		return nil, err
 	}
-	// Plan every node's draws as its owner would.
+	if err := r.readRanges(nodes, parts, layer, local); err != nil {
+		return nil, err
+	}
+	// Plan every node's draws as its owner would (sources compared as the
+	// owner's local IDs, see localExclusions).
 	key := BatchKey(sm.o.Seed, epoch, batch)
 	var at []drawn
 	for i, v := range nodes {
@@ -155,7 +163,7 @@ func (r *rmaDraws) draw(epoch int, batch int64, layer int, nodes []int64, parts 
 		if n == nil {
 			n = &rmaNode{ptr: r.ptr[i*(r.stride+1) : (i+1)*(r.stride+1)]}
 		}
-		pos, types, err := sm.draws.plan(n, v, key, layer, excl[v])
+		pos, types, err := sm.draws.plan(n, v, key, layer, local[i])
 		if err != nil {
 			return nil, fmt.Errorf("%w (partition %d, read by RMA)", err, parts[i])
 		}
@@ -170,6 +178,101 @@ func (r *rmaDraws) draw(epoch int, batch int64, layer int, nodes []int64, parts 
 	sm.stats.Received += r.reads.bytes
 	r.reads.bytes = 0
 	return counts, nil
+}
+
+// localExclusions returns each node's exclusions with the sources of
+// reverse exclusions turned into the owner partition's local IDs (what an
+// RMA reader holds of a range without resolving every halo source); an
+// exclusion whose source is no local node of the partition removes
+// nothing and is dropped. The halo nodes of a partition are numbered in
+// ascending global ID, so a source is found by binary search over the
+// owner's local2global, all searches in lockstep rounds of reads.
+func (r *rmaDraws) localExclusions(nodes []int64, parts []int, excl map[int64][]Exclusion) ([][]Exclusion, error) {
+	book := r.sm.served.Book
+	out := make([][]Exclusion, len(nodes))
+	type query struct{ node, k int }
+	var qs []query
+	var qparts []int
+	var qids []int64
+	for i, v := range nodes {
+		if len(excl[v]) == 0 {
+			continue
+		}
+		out[i] = append([]Exclusion(nil), excl[v]...)
+		lo, hi := book.PartRange(parts[i])
+		for k, x := range out[i] {
+			switch {
+			case x.EID >= 0:
+			case x.Src >= lo && x.Src < hi:
+				out[i][k].Src = x.Src - lo
+			default:
+				qs, qparts, qids = append(qs, query{i, k}), append(qparts, parts[i]), append(qids, x.Src)
+			}
+		}
+	}
+	found, err := r.haloLocal(qparts, qids)
+	if err != nil {
+		return nil, err
+	}
+	for j, q := range qs {
+		out[q.node][q.k].Src = found[j] // -1 matches no local ID
+	}
+	return out, nil
+}
+
+// haloLocal returns, for each ids[j], its local ID among the halo nodes of
+// partition parts[j], or -1.
+func (r *rmaDraws) haloLocal(parts []int, ids []int64) ([]int64, error) {
+	lo, hi := make([]int64, len(ids)), make([]int64, len(ids))
+	for j, q := range parts {
+		pf := r.sm.served.Config.Parts[q]
+		lo[j], hi[j] = pf.InnerNodes, pf.InnerNodes+pf.HaloNodes
+	}
+	for {
+		var act []int
+		var ps []int
+		var offs []int64
+		for j := range ids {
+			if lo[j] < hi[j] {
+				act, ps, offs = append(act, j), append(ps, parts[j]), append(offs, 8*((lo[j]+hi[j])/2))
+			}
+		}
+		if len(act) == 0 {
+			break
+		}
+		got := make([]int64, len(act))
+		if err := r.reads.gather(r, r.l2g, ps, offs, 8, graph.AsBytes(got)); err != nil {
+			return nil, err
+		}
+		for n, j := range act {
+			if mid := (lo[j] + hi[j]) / 2; got[n] < ids[j] {
+				lo[j] = mid + 1
+			} else {
+				hi[j] = mid
+			}
+		}
+	}
+	// lo is where the ID would be; check that it is there.
+	out := make([]int64, len(ids))
+	var act []int
+	var ps []int
+	var offs []int64
+	for j := range ids {
+		out[j] = -1
+		if pf := r.sm.served.Config.Parts[parts[j]]; lo[j] < pf.InnerNodes+pf.HaloNodes {
+			act, ps, offs = append(act, j), append(ps, parts[j]), append(offs, 8*lo[j])
+		}
+	}
+	got := make([]int64, len(act))
+	if err := r.reads.gather(r, r.l2g, ps, offs, 8, graph.AsBytes(got)); err != nil {
+		return nil, err
+	}
+	for n, j := range act {
+		if got[n] == ids[j] {
+			out[j] = lo[j]
+		}
+	}
+	return out, nil
 }
 
 // drawn is an edge drawn for a remote node: its CSC position in the
@@ -194,154 +297,187 @@ func (r *rmaDraws) readPtrs(nodes []int64, parts []int) error {
 	return r.reads.gather(r, r.tptr, parts, off, size, graph.AsBytes(r.ptr))
 }
 
-// readRanges fetches the whole in-edge ranges (of the types drawn at
-// layer) of the nodes whose plan reads more than their ranges: all of
-// them when weighted, those named by exclusions otherwise.
-func (r *rmaDraws) readRanges(nodes []int64, parts []int, layer int, excl map[int64][]Exclusion) error {
+// readRanges fetches, for the nodes whose plan reads more than their
+// ranges, what it reads of the whole ranges of the types drawn at layer:
+// the weights when weighted, the edge IDs when an exclusion names an edge,
+// the sources (as the owner's local IDs) when one names a source.
+func (r *rmaDraws) readRanges(nodes []int64, parts []int, layer int, excl [][]Exclusion) error {
 	sm := r.sm
 	r.full = r.full[:0]
 	for range nodes {
 		r.full = append(r.full, nil)
 	}
 	var gets []rangeGet
-	for i, v := range nodes {
-		if !sm.draws.weighted && len(excl[v]) == 0 {
+	for i := range nodes {
+		byEID, bySrc := false, false
+		for _, x := range excl[i] {
+			byEID, bySrc = byEID || x.EID >= 0, bySrc || x.EID < 0
+		}
+		if !sm.draws.weighted && !byEID && !bySrc {
 			continue
 		}
 		n := &rmaNode{ptr: r.ptr[i*(r.stride+1) : (i+1)*(r.stride+1)], types: make([]rmaRange, r.stride)}
 		r.full[i] = n
+		is := int64(r.indexSize(parts[i]))
 		for t, f := range sm.fanouts[layer] {
 			a, b := n.rangeOf(t)
 			if f == 0 || a == b {
 				continue
 			}
 			tr := &n.types[t]
-			tr.eids = make([]int64, b-a)
-			gets = append(gets, rangeGet{part: parts[i], win: r.eids, dst: graph.AsBytes(tr.eids), off: a * 8})
-			tr.rawIdx = make([]byte, (b-a)*int64(r.indexSize(parts[i])))
-			gets = append(gets, rangeGet{part: parts[i], win: r.idx, dst: tr.rawIdx, off: a * int64(r.indexSize(parts[i]))})
+			if byEID {
+				gets = append(gets, rangeGet{part: parts[i], win: r.eids, off: a * 8, n: int(b-a) * 8, into: &tr.rawEIDs})
+			}
+			if bySrc {
+				gets = append(gets, rangeGet{part: parts[i], win: r.idx, off: a * is, n: int((b - a) * is), into: &tr.rawIdx})
+			}
 			if sm.draws.weighted {
-				tr.rawW = make([]byte, (b-a)*int64(r.wSize))
-				gets = append(gets, rangeGet{part: parts[i], win: r.w, dst: tr.rawW, off: a * int64(r.wSize)})
+				gets = append(gets, rangeGet{part: parts[i], win: r.w, off: a * int64(r.wSize), n: int(b-a) * r.wSize, into: &tr.rawW})
 			}
 		}
 	}
 	if err := r.getRanges(gets); err != nil {
 		return err
 	}
-	// Sources as global IDs: halo sources need the owner's local2global.
-	var halo []*int64
-	var haloParts []int
-	var haloOff []int64
 	for i, n := range r.full {
 		if n == nil {
 			continue
 		}
-		lo, hi := sm.served.Book.PartRange(parts[i])
 		for t := range n.types {
 			tr := &n.types[t]
-			if tr.rawIdx == nil {
-				continue
-			}
+			tr.eids = decodeIndices(tr.rawEIDs, 8)
 			tr.srcs = decodeIndices(tr.rawIdx, r.indexSize(parts[i]))
 			tr.w = decodeWeights(tr.rawW, r.wSize)
-			for k, l := range tr.srcs {
-				if l < hi-lo {
-					tr.srcs[k] = lo + l
-				} else {
-					halo, haloParts, haloOff = append(halo, &tr.srcs[k]), append(haloParts, parts[i]), append(haloOff, l*8)
-				}
-			}
-		}
-	}
-	return r.resolveHalo(halo, haloParts, haloOff)
-}
-
-// materialize reads the sources, edge IDs (and original edge IDs) of the
-// positions drawn, and appends the edges to out in order.
-func (r *rmaDraws) materialize(at []drawn, out *edgeList) error {
-	if len(at) == 0 {
-		return nil
-	}
-	sm := r.sm
-	parts := make([]int, len(at))
-	off8 := make([]int64, len(at))
-	for k, d := range at {
-		parts[k], off8[k] = d.part, d.pos*8
-	}
-	eids := make([]int64, len(at))
-	if err := r.reads.gather(r, r.eids, parts, off8, 8, graph.AsBytes(eids)); err != nil {
-		return err
-	}
-	var orig []int64
-	if sm.o.OrigEIDs {
-		orig = make([]int64, len(at))
-		if err := r.reads.gather(r, r.orig, parts, off8, 8, graph.AsBytes(orig)); err != nil {
-			return err
-		}
-	}
-	srcs := make([]int64, len(at))
-	// Index sizes differ between partitions (int32 or int64): read each
-	// size apart, into 8-byte slots, and widen.
-	for _, size := range []int{4, 8} {
-		var ks []int
-		for k, d := range at {
-			if r.indexSize(d.part) == size {
-				ks = append(ks, k)
-			}
-		}
-		if len(ks) == 0 {
-			continue
-		}
-		ps, offs := make([]int, len(ks)), make([]int64, len(ks))
-		for j, k := range ks {
-			ps[j], offs[j] = at[k].part, at[k].pos*int64(size)
-		}
-		raw := make([]byte, len(ks)*size)
-		if err := r.reads.gather(r, r.idx, ps, offs, size, raw); err != nil {
-			return err
-		}
-		for j, l := range decodeIndices(raw, size) {
-			srcs[ks[j]] = l
-		}
-	}
-	var halo []*int64
-	var haloParts []int
-	var haloOff []int64
-	for k, d := range at {
-		lo, hi := sm.served.Book.PartRange(d.part)
-		if l := srcs[k]; l < hi-lo {
-			srcs[k] = lo + l
-		} else {
-			halo, haloParts, haloOff = append(halo, &srcs[k]), append(haloParts, d.part), append(haloOff, l*8)
-		}
-	}
-	if err := r.resolveHalo(halo, haloParts, haloOff); err != nil {
-		return err
-	}
-	for k, d := range at {
-		out.src = append(out.src, srcs[k])
-		out.eid = append(out.eid, eids[k])
-		out.etype = append(out.etype, d.etype)
-		if orig != nil {
-			out.orig = append(out.orig, orig[k])
 		}
 	}
 	return nil
 }
 
-// resolveHalo replaces each *ids[k] (a halo local ID of partition parts[k],
-// at byte offset off[k] of its local2global) by its global ID.
-func (r *rmaDraws) resolveHalo(ids []*int64, parts []int, off []int64) error {
-	if len(ids) == 0 {
+// materialize reads the sources, edge IDs (and original edge IDs) of the
+// positions drawn, and appends the edges to out in order. The distinct
+// positions of a node come in ascending runs (a node with fewer in-edges
+// than its fanout draws all of them): each run is one block of a read, so
+// a read costs blocks per run, not per edge.
+func (r *rmaDraws) materialize(at []drawn, out *edgeList) error {
+	if len(at) == 0 {
 		return nil
 	}
-	got := make([]int64, len(ids))
-	if err := r.reads.gather(r, r.l2g, parts, off, 8, graph.AsBytes(got)); err != nil {
+	sm := r.sm
+	// Distinct positions, in order, and the runs of consecutive ones.
+	slot := make([]int, len(at)) // per drawn edge, its distinct position
+	var upos []int64
+	var runs []posRun
+	for k, d := range at {
+		if k > 0 && at[k-1].node == d.node && at[k-1].pos == d.pos {
+			slot[k] = slot[k-1]
+			continue
+		}
+		slot[k] = len(upos)
+		if n := len(runs); n > 0 && at[k-1].node == d.node && at[k-1].pos+1 == d.pos {
+			runs[n-1].n++
+		} else {
+			runs = append(runs, posRun{part: d.part, start: d.pos, at: len(upos), n: 1})
+		}
+		upos = append(upos, d.pos)
+	}
+	eids, err := r.readRuns(r.eids, runs, len(upos), func(int) int { return 8 })
+	if err != nil {
 		return err
 	}
-	for k, p := range ids {
-		*p = got[k]
+	var orig []int64
+	if sm.o.OrigEIDs {
+		if orig, err = r.readRuns(r.orig, runs, len(upos), func(int) int { return 8 }); err != nil {
+			return err
+		}
+	}
+	srcs, err := r.readRuns(r.idx, runs, len(upos), r.indexSize)
+	if err != nil {
+		return err
+	}
+	if err := r.globalSources(runs, srcs); err != nil {
+		return err
+	}
+	for k, d := range at {
+		u := slot[k]
+		out.src = append(out.src, srcs[u])
+		out.eid = append(out.eid, eids[u])
+		out.etype = append(out.etype, d.etype)
+		if orig != nil {
+			out.orig = append(out.orig, orig[u])
+		}
+	}
+	return nil
+}
+
+// posRun is n consecutive CSC positions of a partition from start, the
+// distinct positions at..at+n-1 of a layer's reads.
+type posRun struct {
+	part  int
+	start int64
+	at, n int
+}
+
+// readRuns reads the elements of array win at every run, size(part) bytes
+// each, widened to int64 into one slot per distinct position.
+func (r *rmaDraws) readRuns(win []rank.Window, runs []posRun, n int, size func(part int) int) ([]int64, error) {
+	gets := make([]rangeGet, len(runs))
+	raw := make([][]byte, len(runs))
+	for k, run := range runs {
+		es := size(run.part)
+		gets[k] = rangeGet{part: run.part, win: win, off: run.start * int64(es), n: run.n * es, into: &raw[k]}
+	}
+	if err := r.getRanges(gets); err != nil {
+		return nil, err
+	}
+	out := make([]int64, n)
+	for k, run := range runs {
+		copy(out[run.at:], decodeIndices(raw[k], size(run.part)))
+	}
+	return out, nil
+}
+
+// globalSources turns the sources read for every run (local IDs of the
+// run's partition) into global IDs: inner ones by the partition's range,
+// halo ones by a read of the owner's local2global, once per distinct
+// (partition, local ID).
+func (r *rmaDraws) globalSources(runs []posRun, srcs []int64) error {
+	book := r.sm.served.Book
+	type key struct {
+		part  int
+		local int64
+	}
+	first := map[key]int{}
+	var ps []int
+	var offs []int64
+	var slotOf []int // per source: its read, or -1 when inner
+	for _, run := range runs {
+		lo, hi := book.PartRange(run.part)
+		for u := run.at; u < run.at+run.n; u++ {
+			l := srcs[u]
+			if l < hi-lo {
+				srcs[u] = lo + l
+				slotOf = append(slotOf, -1)
+				continue
+			}
+			k := key{run.part, l}
+			j, ok := first[k]
+			if !ok {
+				j = len(ps)
+				first[k] = j
+				ps, offs = append(ps, run.part), append(offs, l*8)
+			}
+			slotOf = append(slotOf, j)
+		}
+	}
+	got := make([]int64, len(ps))
+	if err := r.reads.gather(r, r.l2g, ps, offs, 8, graph.AsBytes(got)); err != nil {
+		return err
+	}
+	// The runs cover the distinct positions in order.
+	for u, j := range slotOf {
+		if j >= 0 {
+			srcs[u] = got[j]
+		}
 	}
 	return nil
 }
@@ -354,28 +490,64 @@ func (r *rmaDraws) indexSize(q int) int {
 	return 8
 }
 
-// rangeGet is one variable-length read.
+// rangeGet is one variable-length read: n bytes at off of one array of
+// partition part (the array's windows, win, per slot), into a slice *into
+// gets.
 type rangeGet struct {
 	part int
 	win  []rank.Window
-	dst  []byte
 	off  int64
+	n    int
+	into *[]byte
 }
 
-// getRanges issues the reads and completes them.
+// arrayOf names an array by its windows: the windows of one slot are
+// distinct for distinct arrays.
+func arrayOf(win []rank.Window) rank.Window { return win[0] }
+
+// getRanges issues the reads, one operation per array and target, each
+// into one buffer of its own, completes them, and hands every read its
+// part of the buffer.
 func (r *rmaDraws) getRanges(gets []rangeGet) error {
-	used := map[rank.Window]bool{}
-	for _, g := range gets {
-		if len(g.dst) == 0 {
+	type group struct {
+		array        rank.Window
+		server, slot int
+	}
+	var order []group
+	wins := map[rank.Window][]rank.Window{}
+	members := map[group][]int{}
+	for k, g := range gets {
+		if g.n == 0 {
+			*g.into = []byte{}
 			continue
 		}
 		server, slot := r.target(g.part)
-		w := g.win[slot]
-		if err := w.Get(g.dst, server, g.off); err != nil {
-			return fmt.Errorf("sampler: rma read of partition %d: %w", g.part, err)
+		key := group{arrayOf(g.win), server, slot}
+		wins[key.array] = g.win
+		if _, seen := members[key]; !seen {
+			order = append(order, key)
+		}
+		members[key] = append(members[key], k)
+	}
+	used := map[rank.Window]bool{}
+	for _, key := range order {
+		ks := members[key]
+		dst, src, sizes := make([]int64, len(ks)), make([]int64, len(ks)), make([]int, len(ks))
+		total := 0
+		for j, k := range ks {
+			dst[j], src[j], sizes[j] = int64(total), gets[k].off, gets[k].n
+			total += gets[k].n
+		}
+		buf := make([]byte, total)
+		w := wins[key.array][key.slot]
+		if err := w.GetRanges(buf, dst, key.server, src, sizes); err != nil {
+			return fmt.Errorf("sampler: rma read of rank %d: %w", key.server, err)
 		}
 		used[w] = true
-		r.reads.bytes += int64(len(g.dst))
+		for j, k := range ks {
+			*gets[k].into = buf[dst[j] : dst[j]+int64(sizes[j])]
+		}
+		r.reads.bytes += int64(total)
 	}
 	for w := range used {
 		if err := w.FlushAll(); err != nil {
@@ -433,9 +605,9 @@ type rmaNode struct {
 
 // rmaRange is one type's in-edges of a remote node.
 type rmaRange struct {
-	eids, srcs   []int64
-	w            []float64
-	rawIdx, rawW []byte
+	eids, srcs            []int64
+	w                     []float64
+	rawEIDs, rawIdx, rawW []byte
 }
 
 func (n *rmaNode) rangeOf(t int) (int64, int64) { return n.ptr[t], n.ptr[t+1] }

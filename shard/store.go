@@ -232,6 +232,10 @@ func newStore(c *collective.Comm, s *Served, what string, own []ownRows, rb int,
 		return nil, err
 	}
 	if t == RMA {
+		if err := collective.CheckOneSided(dc); err != nil {
+			dc.Free()
+			return nil, err
+		}
 		if err := st.openWindows(); err != nil {
 			st.closeWindows()
 			dc.Free()
