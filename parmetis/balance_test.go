@@ -2,6 +2,7 @@ package parmetis
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,29 +16,26 @@ import (
 // succeed by letting the ranks move in turn.
 func TestBalanceSmallExcessOnManyRanks(t *testing.T) {
 	const n = 30
+	o := Options{Options: serial.Options{Parts: 2, Seed: 1, Imbalance: []float64{1.02}}}
+	var part []int32
+	var book []int64
 	runWorld(t, 3, func(c *collective.Comm) error {
-		var in Input
-		in.N = n
-		for v := c.Rank(); v < n; v += c.Size() { // a ring
-			in.Src = append(in.Src, int64(v))
-			in.Dst = append(in.Dst, int64((v+1)%n))
-		}
-		g, _, err := Build(c, in)
+		g, _, err := Build(c, ring(n, c.Rank(), c.Size()))
 		if err != nil {
 			return err
 		}
 		// Bounds 15.3 per part; part 0 gets 16 vertices, part 1 14.
-		ctl, err := newCtrl(g, Options{Options: serial.Options{Parts: 2, Seed: 1, Imbalance: []float64{1.02}}})
+		ctl, err := newCtrl(g, o)
 		if err != nil {
 			return err
 		}
-		part := make([]int32, g.NLocal())
-		for v := range part {
+		local := make([]int32, g.NLocal())
+		for v := range local {
 			if g.GID(int32(v)) >= 16 {
-				part[v] = 1
+				local[v] = 1
 			}
 		}
-		r, err := newRefiner(g, ctl, 0, part)
+		r, err := newRefiner(g, ctl, 0, local)
 		if err != nil {
 			return err
 		}
@@ -47,11 +45,32 @@ func TestBalanceSmallExcessOnManyRanks(t *testing.T) {
 		if err := r.balance(true); err != nil {
 			return err
 		}
-		if r.pb.w[0] != 15 || r.pb.w[1] != 15 {
-			return fmt.Errorf("weights %v, want [15 15]", r.pb.w)
+		if err := r.verifyCut(); err != nil {
+			return err
 		}
-		return r.verifyCut()
+		all, _, err := collective.Allgatherv(c, r.full[:g.NLocal()])
+		if c.Rank() == 0 {
+			part, book = all, r.pb.w
+		}
+		return err
 	})
+	m := measure(t, ring(n, 0, 1), part, o, nodes(n))
+	if got := m.Balance[0].Parts; !slices.Equal(got, []int64{15, 15}) {
+		t.Errorf("part weights %v, want [15 15]", got)
+	}
+	if !slices.Equal(book, m.Balance[0].Parts) {
+		t.Errorf("the refiner's part weights %v, measured %v", book, m.Balance[0].Parts)
+	}
+}
+
+// ring returns rank r's share (of np) of the edges of a ring of n vertices.
+func ring(n, r, np int) Input {
+	in := Input{N: int64(n)}
+	for v := r; v < n; v += np {
+		in.Src = append(in.Src, int64(v))
+		in.Dst = append(in.Dst, int64((v+1)%n))
+	}
+	return in
 }
 
 // A bound no partition can meet (13 unit vertices in 4 parts need one part
@@ -61,13 +80,7 @@ func TestBalanceFailureNamesReachableBound(t *testing.T) {
 	const n = 13
 	for _, np := range []int{1, 2} {
 		runWorld(t, np, func(c *collective.Comm) error {
-			var in Input
-			in.N = n
-			for v := c.Rank(); v < n; v += c.Size() {
-				in.Src = append(in.Src, int64(v))
-				in.Dst = append(in.Dst, int64((v+1)%n))
-			}
-			g, _, err := Build(c, in)
+			g, _, err := Build(c, ring(n, c.Rank(), c.Size()))
 			if err != nil {
 				return err
 			}

@@ -8,6 +8,8 @@ import (
 
 	"gnnrun/collective"
 	"gnnrun/graph"
+	"gnnrun/parmetis/serial"
+	"gnnrun/parteval"
 )
 
 func TestParseConstraints(t *testing.T) {
@@ -104,5 +106,109 @@ func TestBalanceWeights(t *testing.T) {
 			}
 			return nil
 		})
+	}
+}
+
+// trainingGrid is a w x h grid mesh (node x + w*y) whose training nodes
+// fill one corner, x < w/3 and y < h/3: a region no compact part of a
+// partition by nodes alone takes its share of.
+type trainingGrid struct{ w, h int }
+
+func (g trainingGrid) n() int64 { return int64(g.w * g.h) }
+
+func (g trainingGrid) train(id int64) bool {
+	x, y := int(id)%g.w, int(id)/g.w
+	return x < g.w/3 && y < g.h/3
+}
+
+// input returns rank r's share (of np) of the edges, each listed once.
+func (g trainingGrid) input(r, np int) Input {
+	in := Input{N: g.n()}
+	i := 0
+	add := func(s, d int) {
+		if i%np == r {
+			in.Src, in.Dst = append(in.Src, int64(s)), append(in.Dst, int64(d))
+		}
+		i++
+	}
+	for y := range g.h {
+		for x := range g.w {
+			if x+1 < g.w {
+				add(x+g.w*y, x+1+g.w*y)
+			}
+			if y+1 < g.h {
+				add(x+g.w*y, x+g.w*(y+1))
+			}
+		}
+	}
+	return in
+}
+
+// nodeData returns the graph's one node type and rank r's rows (of np) of
+// its train_mask.
+func (g trainingGrid) nodeData(r, np int) (*graph.Meta, *graph.NodeData) {
+	m := &graph.Meta{NodeTypes: []string{"_N"}, NumNodes: []int64{g.n()}}
+	nd := graph.NewNodeData(m, r, np)
+	lo, hi := nd.Range(0)
+	mask := make([]uint8, 0, hi-lo)
+	for id := lo; id < hi; id++ {
+		mask = append(mask, uint8(b2i(g.train(id))))
+	}
+	nd.Arrays[0]["train_mask"] = graph.TensorOf(mask, 0)
+	return m, nd
+}
+
+// The training nodes fill a corner of a mesh: balancing the nodes alone
+// leaves most parts without their share of them, and the train constraint
+// (the mask column Balance.Weights builds) brings every part within 1.03,
+// as parteval measures it from the mask itself, at any rank count and with
+// either method.
+func TestTrainingRegionNeedsItsConstraint(t *testing.T) {
+	grid := trainingGrid{48, 32}
+	all := grid.input(0, 1)
+	cons := []parteval.Constraint{nodes(grid.n()), column("train", grid.n(), func(v int64) int64 { return b2i(grid.train(v)) })}
+	for _, run := range []struct {
+		np     int
+		method Method
+	}{{1, MethodKway}, {2, MethodKway}, {3, MethodRB}} {
+		for _, spec := range []string{"nodes", "nodes,train"} {
+			what := fmt.Sprintf("np=%d %v --balance %s", run.np, run.method, spec)
+			o := Options{Options: serial.Options{Parts: 4, Seed: 1}, MaxReplicated: 1500, Method: run.method}
+			var names []string
+			part, res := partitionOn(t, run.np, func(c *collective.Comm) (*Result, error) {
+				dg, _, err := Build(c, grid.input(c.Rank(), run.np))
+				if err != nil {
+					return nil, err
+				}
+				meta, nd := grid.nodeData(c.Rank(), run.np)
+				bc, err := ParseConstraints(spec)
+				if err != nil {
+					return nil, err
+				}
+				w, err := Balance{Constraints: bc, Meta: meta, Nodes: nd}.Weights(c, dg.Lo(), dg.InDeg)
+				if err != nil {
+					return nil, err
+				}
+				if err := dg.SetVertexWeights(w.NCon, w.Vwgt); err != nil {
+					return nil, err
+				}
+				if c.Rank() == 0 {
+					names = w.Names
+				}
+				return Partition(dg, o)
+			})
+			m := measure(t, all, part, o, cons...)
+			checkReport(t, what, res, m, names...)
+			for _, name := range strings.Split(spec, ",") {
+				if b := m.Of(name); b.Imbalance > 1.03+1e-9 {
+					t.Errorf("%s: %s imbalance %.4f above 1.03 (part weights %v)", what, name, b.Imbalance, b.Parts)
+				}
+			}
+			train := m.Of("train")
+			t.Logf("%s: cut %d, train imbalance %.3f %v", what, m.Cut, train.Imbalance, train.Parts)
+			if spec == "nodes" && train.Imbalance < 2 {
+				t.Errorf("%s: train imbalance %.4f; the test means a region that balancing the nodes alone leaves far out of balance", what, train.Imbalance)
+			}
+		}
 	}
 }

@@ -17,35 +17,42 @@ import (
 // vertices aside itself (np = 2, 3; every level of it then runs on the 100
 // vertices with edges).
 func TestIsolatedVerticesFillTheRoomDist(t *testing.T) {
+	const n = 130
 	edges := twoBlocksAndIsolated()
-	o := serial.Options{Parts: 2, Seed: 1}
+	o := Options{Options: serial.Options{Parts: 2, Seed: 1}, MaxReplicated: 150}
 	defer func(f int64) { isolatedFloor = f }(isolatedFloor)
 	for _, np := range []int{1, 2, 3} {
 		isolatedFloor = replicateFloor
 		if np == 3 {
 			isolatedFloor = 0
 		}
-		runWorld(t, np, func(c *collective.Comm) error {
-			in := Input{N: 130}
-			for i, e := range edges {
-				if i%np == c.Rank() {
-					in.Src, in.Dst = append(in.Src, int64(e[0])), append(in.Dst, int64(e[1]))
-				}
-			}
-			dg, _, err := Build(c, in)
+		part, res := partitionOn(t, np, func(c *collective.Comm) (*Result, error) {
+			dg, _, err := Build(c, edgeShare(n, edges, c.Rank(), np))
 			if err != nil {
-				return err
+				return nil, err
 			}
-			res, err := Partition(dg, Options{Options: o, MaxReplicated: 150})
-			if err != nil {
-				return err
-			}
-			if res.Cut != 1 || res.Imbalance[0] > 1.03 {
-				return fmt.Errorf("np=%d: cut %d, imbalance %v; want 1 within 1.03", np, res.Cut, res.Imbalance)
-			}
-			return nil
+			return Partition(dg, o)
 		})
+		m := measure(t, edgeShare(n, edges, 0, 1), part, o, nodes(n))
+		what := fmt.Sprintf("np=%d", np)
+		if m.Cut != 1 {
+			t.Errorf("%s: cut %d, want 1", what, m.Cut)
+		}
+		checkBounded(t, what, m, 1.03)
+		checkReport(t, what, res, m, "nodes")
 	}
+}
+
+// edgeShare returns rank r's share (of np) of the edges of a graph of n
+// vertices, every np-th edge.
+func edgeShare(n int64, edges [][2]int32, r, np int) Input {
+	in := Input{N: n}
+	for i, e := range edges {
+		if i%np == r {
+			in.Src, in.Dst = append(in.Src, int64(e[0])), append(in.Dst, int64(e[1]))
+		}
+	}
+	return in
 }
 
 // twoBlocksAndIsolated is serial's test graph of the same name: the edges

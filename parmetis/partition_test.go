@@ -8,6 +8,7 @@ import (
 	"gnnrun/collective"
 	"gnnrun/graph"
 	"gnnrun/parmetis/serial"
+	"gnnrun/parteval"
 )
 
 // planted is a graph of k blocks of b vertices, each vertex linked to deg
@@ -69,42 +70,30 @@ func (p planted) input(r, np int) Input {
 	return in
 }
 
-// partitionPlanted partitions p on np ranks and returns the cut, the
-// imbalance and the gathered partition in global ID order. It checks that
-// greedy refinement never raised the cut on any level.
-func partitionPlanted(t *testing.T, p planted, np int, o Options) (int64, []float64, []int32) {
+// partitionPlanted partitions p on np ranks and returns parteval's measure
+// of the result (cut and node balance) and the gathered partition in global
+// ID order. It checks that the driver reports the measured cut and
+// imbalance, and that greedy refinement never raised the cut on any level.
+func partitionPlanted(t *testing.T, p planted, np int, o Options) (*parteval.Result, []int32) {
 	t.Helper()
-	var cut int64
-	var imb []float64
-	var all []int32
-	var levels []LevelStats
-	runWorld(t, np, func(c *collective.Comm) error {
+	part, res := partitionOn(t, np, func(c *collective.Comm) (*Result, error) {
 		g, _, err := Build(c, p.input(c.Rank(), np))
 		if err != nil {
-			return err
+			return nil, err
 		}
-		res, err := Partition(g, o)
-		if err != nil {
-			return err
-		}
-		parts, _, err := collective.Allgatherv(c, res.Part)
-		if err != nil {
-			return err
-		}
-		if c.Rank() == 0 {
-			cut, imb, all, levels = res.Cut, res.Imbalance, parts, res.Levels
-		}
-		return nil
+		return Partition(g, o)
 	})
-	for l, st := range levels {
+	m := measure(t, p.input(0, 1), part, o, nodes(p.n()))
+	checkReport(t, fmt.Sprintf("np=%d %v", np, o.Method), res, m, "nodes")
+	for l, st := range res.Levels {
 		if st.RefinedCut > st.ProjectedCut {
 			t.Errorf("np=%d level %d: refinement raised the cut from %d to %d", np, l, st.ProjectedCut, st.RefinedCut)
 		}
 	}
-	if o.Method == MethodKway && len(levels) < 3 {
-		t.Errorf("np=%d: only %d levels; the test means to exercise distributed coarsening", np, len(levels))
+	if o.Method == MethodKway && len(res.Levels) < 3 {
+		t.Errorf("np=%d: only %d levels; the test means to exercise distributed coarsening", np, len(res.Levels))
 	}
-	return cut, imb, all
+	return m, part
 }
 
 func TestPartitionFindsPlantedCut(t *testing.T) {
@@ -113,13 +102,11 @@ func TestPartitionFindsPlantedCut(t *testing.T) {
 		for _, m := range []Method{MethodKway, MethodRB} {
 			// A tiny ceiling forces several distributed levels.
 			o := Options{Options: serial.Options{Parts: 4, Seed: 1}, MaxReplicated: 2000, Method: m}
-			cut, imb, part := partitionPlanted(t, p, np, o)
-			if cut != int64(p.links) {
-				t.Errorf("np=%d %v: cut %d, planted %d", np, m, cut, p.links)
+			measured, part := partitionPlanted(t, p, np, o)
+			if measured.Cut != int64(p.links) {
+				t.Errorf("np=%d %v: cut %d, planted %d", np, m, measured.Cut, p.links)
 			}
-			if imb[0] > 1.03 {
-				t.Errorf("np=%d: imbalance %v", np, imb)
-			}
+			checkBounded(t, fmt.Sprintf("np=%d %v", np, m), measured, 1.03)
 			for blk := range p.k {
 				first := part[p.perm[blk*p.b]]
 				for v := range p.b {
@@ -137,45 +124,89 @@ func TestPartitionDeterministic(t *testing.T) {
 	o := Options{Options: serial.Options{Parts: 5, Seed: 3}, MaxReplicated: 1500, Method: MethodKway}
 	for _, m := range []Method{MethodKway, MethodRB} {
 		o.Method = m
-		c1, _, p1 := partitionPlanted(t, p, 3, o)
-		c2, _, p2 := partitionPlanted(t, p, 3, o)
-		if c1 != c2 || !slices.Equal(p1, p2) {
-			t.Fatalf("%v: reruns differ: cuts %d and %d", m, c1, c2)
+		m1, p1 := partitionPlanted(t, p, 3, o)
+		m2, p2 := partitionPlanted(t, p, 3, o)
+		if m1.Cut != m2.Cut || !slices.Equal(p1, p2) {
+			t.Fatalf("%v: reruns differ: cuts %d and %d", m, m1.Cut, m2.Cut)
 		}
 	}
 }
 
+// The partitioner balances every constraint it is given: nodes, a
+// training mask on a quarter of the IDs and the degree, measured by
+// parteval from the same columns.
 func TestPartitionBalancesEveryConstraint(t *testing.T) {
 	p := newPlanted(2, 300, 5, 40)
+	all := p.input(0, 1)
+	deg := make([]int64, p.n()) // in the input, both ends
+	for i, s := range all.Src {
+		deg[s]++
+		deg[all.Dst[i]]++
+	}
+	cons := []parteval.Constraint{
+		nodes(p.n()),
+		column("train", p.n(), func(v int64) int64 { return b2i(v < p.n()/4) }),
+		{Name: "degree", Weight: deg},
+	}
+	o := Options{Options: serial.Options{Parts: 6, Seed: 2}, MaxReplicated: 2500}
 	for _, np := range []int{1, 3} {
-		runWorld(t, np, func(c *collective.Comm) error {
+		part, res := partitionOn(t, np, func(c *collective.Comm) (*Result, error) {
 			g, _, err := Build(c, p.input(c.Rank(), np))
 			if err != nil {
-				return err
+				return nil, err
 			}
-			// Constraints: nodes, a "train" mask on a quarter of the IDs, degree.
-			vw := make([]int64, 3*g.NLocal())
+			vw := make([]int64, len(cons)*g.NLocal())
 			for v := range g.NLocal() {
-				id := g.Lo() + int64(v)
-				vw[3*v] = 1
-				if id < p.n()/4 {
-					vw[3*v+1] = 1
-				}
-				vw[3*v+2] = g.Xadj[v+1] - g.Xadj[v]
-			}
-			if err := g.SetVertexWeights(3, vw); err != nil {
-				return err
-			}
-			res, err := Partition(g, Options{Options: serial.Options{Parts: 6, Seed: 2}, MaxReplicated: 2500})
-			if err != nil {
-				return err
-			}
-			for k, x := range res.Imbalance {
-				if x > 1.03+1e-9 {
-					return fmt.Errorf("np=%d: constraint %d imbalance %.4f", np, k, x)
+				for k, con := range cons {
+					vw[len(cons)*v+k] = con.Weight[g.Lo()+int64(v)]
 				}
 			}
-			return nil
+			if err := g.SetVertexWeights(len(cons), vw); err != nil {
+				return nil, err
+			}
+			return Partition(g, o)
 		})
+		m := measure(t, all, part, o, cons...)
+		what := fmt.Sprintf("np=%d", np)
+		checkBounded(t, what, m, 1.03)
+		checkReport(t, what, res, m, "nodes", "train", "degree")
+	}
+}
+
+// Evaluate, the driver's measure of a partition it did not make (the
+// hierarchy reports its cut and imbalance), agrees with parteval on
+// partitions balanced and not, with two constraints and uneven targets.
+func TestEvaluateMatchesParteval(t *testing.T) {
+	p := newPlanted(3, 150, 4, 30)
+	train := column("train", p.n(), func(v int64) int64 { return b2i(v%5 == 0) })
+	o := Options{Options: serial.Options{Parts: 3, TargetWeights: []float64{0.5, 0.3, 0.2}}}
+	for name, partOf := range map[string]func(id int64) int32{
+		"hashed": func(id int64) int32 { return int32(graph.Mix(5, uint64(id)) % 3) },
+		"ranges": func(id int64) int32 { return int32(id * 3 / p.n()) },
+		"skewed": func(id int64) int32 { return int32(b2i(id%50 == 0)) },
+	} {
+		for _, np := range []int{1, 3} {
+			part, res := partitionOn(t, np, func(c *collective.Comm) (*Result, error) {
+				g, _, err := Build(c, p.input(c.Rank(), np))
+				if err != nil {
+					return nil, err
+				}
+				vw := make([]int64, 2*g.NLocal())
+				for v := range g.NLocal() {
+					vw[2*v], vw[2*v+1] = 1, train.Weight[g.Lo()+int64(v)]
+				}
+				if err := g.SetVertexWeights(2, vw); err != nil {
+					return nil, err
+				}
+				res := &Result{Lo: g.Lo(), Part: make([]int32, g.NLocal())}
+				for v := range res.Part {
+					res.Part[v] = partOf(g.Lo() + int64(v))
+				}
+				res.Cut, res.Imbalance, err = Evaluate(g, res.Part, o)
+				return res, err
+			})
+			m := measure(t, p.input(0, 1), part, o, nodes(p.n()), train)
+			checkReport(t, fmt.Sprintf("%s np=%d", name, np), res, m, "nodes", "train")
+		}
 	}
 }

@@ -38,7 +38,8 @@ func TestCoarsenLevelsAreValid(t *testing.T) {
 				}
 				fine = proj
 			}
-			if cc, fc := EdgeCut(lev.g, coarse), EdgeCut(g, fine); cc != fc {
+			two := Options{Parts: 2}
+			if cc, fc := measure(t, lev.g, coarse, two).Cut, measure(t, g, fine, two).Cut; cc != fc {
 				t.Errorf("%s level %d: coarse cut %d, projected cut %d", name, l, cc, fc)
 			}
 		}

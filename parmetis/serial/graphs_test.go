@@ -136,20 +136,6 @@ func readMetis(tb testing.TB, path string) *Graph {
 	return g
 }
 
-// checkBalanced fails the test when a constraint exceeds its bound.
-func checkBalanced(t testing.TB, g *Graph, part []int32, o Options) {
-	t.Helper()
-	no, err := o.Normalized(g.N(), g.NCon)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for c, x := range Imbalance(g, part, no) {
-		if x > no.Imbalance[c]+1e-9 {
-			t.Errorf("constraint %d: imbalance %.4f above bound %.4f", c, x, no.Imbalance[c])
-		}
-	}
-}
-
 // rmatGraph returns a Graph500 R-MAT graph (a=0.57, b=c=0.19) of 2^scale
 // vertices and ef*2^scale generated edges, labels scrambled, symmetrised,
 // without self loops and duplicates.

@@ -1,6 +1,7 @@
 package serial
 
 import (
+	"math"
 	"testing"
 
 	"gnnrun/graph"
@@ -22,9 +23,12 @@ func TestIsolatedVerticesFillTheRoom(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkBalanced(t, g, part, o)
-	if st.Cut != 1 || EdgeCut(g, part) != 1 {
-		t.Errorf("cut %d (recounted %d), want 1", st.Cut, EdgeCut(g, part))
+	m := checkBalanced(t, g, part, o)
+	if m.Cut != 1 || st.Cut != m.Cut {
+		t.Errorf("cut %d (reported %d), want 1", m.Cut, st.Cut)
+	}
+	if got, want := st.Imbalance[0], m.Balance[0].Imbalance; math.Abs(got-want) > 1e-12 {
+		t.Errorf("reported imbalance %v, measured %v", got, want)
 	}
 }
 

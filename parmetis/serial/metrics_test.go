@@ -2,6 +2,7 @@ package serial
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -64,5 +65,40 @@ func TestImbalance(t *testing.T) {
 	zero := &Graph{NCon: 1, Xadj: []int64{0, 0}, Vwgt: []int64{0}}
 	if got := Imbalance(zero, []int32{0}, Options{Parts: 1}); got[0] != 1 {
 		t.Errorf("zero total: imbalance %v, want 1", got)
+	}
+}
+
+// The partitioner's own metrics agree with parteval's on random
+// partitions, balanced or not, of graphs with weighted edges, several
+// constraints and uneven targets.
+func TestMetricsMatchParteval(t *testing.T) {
+	weighted := gridGraph(20, 20)
+	for e := range weighted.Adjwgt {
+		u := slices.IndexFunc(weighted.Xadj, func(x int64) bool { return x > int64(e) }) - 1
+		weighted.Adjwgt[e] = int64(1 + (u+int(weighted.Adjncy[e]))%5)
+	}
+	rng := rand.New(rand.NewPCG(4, 5))
+	for name, g := range map[string]*Graph{"path": pathGraph(), "weighted grid": weighted, "rmat": rmatGraph(10, 8, 1), "3 constraints": trainingGraph(30, 30)} {
+		for _, o := range []Options{{Parts: 2}, {Parts: 4}, {Parts: 3, TargetWeights: []float64{0.5, 0.3, 0.2}}} {
+			part := make([]int32, g.N())
+			for v := range part {
+				part[v] = int32(rng.IntN(o.Parts))
+			}
+			m := measure(t, g, part, o)
+			if got := EdgeCut(g, part); got != m.Cut {
+				t.Errorf("%s k=%d: EdgeCut %d, measured %d", name, o.Parts, got, m.Cut)
+			}
+			pw, imb := PartWeights(g, part, o.Parts), Imbalance(g, part, o)
+			for c, b := range m.Balance {
+				for p, w := range b.Parts {
+					if pw[p*g.NCon+c] != w {
+						t.Errorf("%s k=%d: PartWeights gives part %d %d in constraint %d, measured %d", name, o.Parts, p, pw[p*g.NCon+c], c, w)
+					}
+				}
+				if math.Abs(imb[c]-b.Imbalance) > 1e-12 {
+					t.Errorf("%s k=%d %v: Imbalance %v in constraint %d, measured %v", name, o.Parts, o.TargetWeights, imb[c], c, b.Imbalance)
+				}
+			}
+		}
 	}
 }

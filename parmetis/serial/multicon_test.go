@@ -28,13 +28,13 @@ func TestPartitionMultiConstraint(t *testing.T) {
 		if err != nil {
 			t.Fatalf("k=%d: %v", k, err)
 		}
-		checkBalanced(t, g, part, o)
+		m := checkBalanced(t, g, part, o)
 		sp, err := Partition(single, o)
 		if err != nil {
 			t.Fatalf("k=%d single: %v", k, err)
 		}
-		mc, sc := EdgeCut(g, part), EdgeCut(single, sp)
-		t.Logf("k=%d: cut %d with nodes+train+degree (imbalance %.4f), %d with nodes only", k, mc, Imbalance(g, part, o), sc)
+		mc, sc := m.Cut, measure(t, single, sp, o).Cut
+		t.Logf("k=%d: cut %d with nodes+train+degree (imbalance %.4f), %d with nodes only", k, mc, imbalances(m), sc)
 		// Spreading the training columns over all parts costs cut, but
 		// a sane partitioner stays within a small factor of the
 		// single-constraint cut on a grid.

@@ -46,8 +46,7 @@ func TestPartitionFindsPlantedPartition(t *testing.T) {
 		if err != nil {
 			t.Fatalf("k=%d: %v", pc.k, err)
 		}
-		checkBalanced(t, g, part, o)
-		if got := EdgeCut(g, part); got != cut {
+		if got := checkBalanced(t, g, part, o).Cut; got != cut {
 			t.Errorf("k=%d: cut %d, planted %d", pc.k, got, cut)
 		}
 		// Each block must map onto one part, and each part onto one block.
@@ -105,8 +104,7 @@ func TestPartitionUnevenTargets(t *testing.T) {
 		if err != nil {
 			t.Fatalf("targets %v: %v", tw, err)
 		}
-		checkBalanced(t, g, part, o)
-		pw := PartWeights(g, part, len(tw))
+		pw := checkBalanced(t, g, part, o).Balance[0].Parts
 		for p, w := range tw {
 			if lo := 0.9 * w * float64(g.N()); float64(pw[p]) < lo {
 				t.Errorf("targets %v: part %d weighs %d, far below its target %.0f", tw, p, pw[p], w*float64(g.N()))
@@ -148,8 +146,7 @@ func TestPartitionEdgeCases(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkBalanced(t, g, part, o)
-		if c := EdgeCut(g, part); c > 2 {
+		if c := checkBalanced(t, g, part, o).Cut; c > 2 {
 			t.Errorf("cut %d; the components fit in parts with a cut of at most 2", c)
 		}
 	})
@@ -283,8 +280,7 @@ func TestPartitionMeshQuality(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkBalanced(t, g, part, o)
-			cuts = append(cuts, EdgeCut(g, part))
+			cuts = append(cuts, checkBalanced(t, g, part, o).Cut)
 		}
 		slices.Sort(cuts)
 		if med := cuts[1]; float64(med) > 1.05*float64(c.gpmetis) {
