@@ -70,7 +70,8 @@ demo: build
 	$(MPIRUN) -np $(NP) $(BIN) inspect $(DEMO)/parts --in $(DEMO)/graph
 	$(MPIRUN) -np $(NP) $(BIN) fetch $(DEMO)/parts --in $(DEMO)/graph --rows 100000
 	$(MPIRUN) -np $(NP) $(BIN) sample $(DEMO)/parts --fanouts 10,5 --batch-size 512 --epochs 2 --transport alltoall
-	$(MPIRUN) -np $(NP) $(BIN) sample $(DEMO)/parts --fanouts 10,5 --batch-size 512 --epochs 2 --transport rma \
+	$(MPIRUN) -np $(NP) $(BIN) sample $(DEMO)/parts --fanouts 10,5 --batch-size 512 --epochs 1 --transport rma
+	$(MPIRUN) -np $(NP) $(BIN) sample $(DEMO)/parts --fanouts 10,5 --batch-size 2048 --epochs 1 --transport alltoall \
 		--task link --negatives 4 --exclude reverse
 	@echo "demo: outputs in $(DEMO)/"
 
