@@ -59,13 +59,19 @@ func buildBlock(dst []int64, counts []int32, e *edgeList, ids *idMap, orig bool)
 }
 
 // idMap maps node IDs (>= 0) to int32 indices: open addressing with linear
-// probing, sized by the batch, reused batch after batch. A Go map costs
+// probing over entries that hold key and value together (one cache line a
+// probe), sized by the batch, reused batch after batch. A Go map costs
 // about three times as much per insert here.
 type idMap struct {
-	keys  []int64 // key+1; 0 marks an empty slot
-	vals  []int32
+	slots []idSlot
 	shift uint
 	n     int
+}
+
+// idSlot is one entry: key+1 (0 marks an empty slot) and its value.
+type idSlot struct {
+	key int64
+	val int32
 }
 
 // reset empties the map for about expect keys.
@@ -74,13 +80,12 @@ func (m *idMap) reset(expect int) {
 	for size < 2*expect {
 		size *= 2
 	}
-	if len(m.keys) < size {
-		m.keys, m.vals = make([]int64, size), make([]int32, size)
+	if len(m.slots) < size {
+		m.slots = make([]idSlot, size)
 	} else {
-		clear(m.keys)
+		clear(m.slots)
 	}
-	m.keys, m.vals = m.keys[:cap(m.keys)], m.vals[:cap(m.vals)]
-	m.shift = uint(64 - log2(len(m.keys)))
+	m.shift = uint(64 - log2(len(m.slots)))
 	m.n = 0
 }
 
@@ -95,42 +100,43 @@ func log2(n int) int {
 // insert maps k to v unless k is mapped already; it returns k's value and
 // whether k was there before.
 func (m *idMap) insert(k int64, v int32) (int32, bool) {
-	if 2*(m.n+1) > len(m.keys) {
+	if 2*(m.n+1) > len(m.slots) {
 		m.grow()
 	}
-	mask := len(m.keys) - 1
+	mask := len(m.slots) - 1
 	for i := int(uint64(k+1) * 0x9E3779B97F4A7C15 >> m.shift); ; i = (i + 1) & mask {
-		switch m.keys[i] {
+		e := &m.slots[i]
+		switch e.key {
 		case 0:
-			m.keys[i], m.vals[i] = k+1, v
+			e.key, e.val = k+1, v
 			m.n++
 			return v, false
 		case k + 1:
-			return m.vals[i], true
+			return e.val, true
 		}
 	}
 }
 
 // get returns k's value and whether k is mapped.
 func (m *idMap) get(k int64) (int32, bool) {
-	mask := len(m.keys) - 1
+	mask := len(m.slots) - 1
 	for i := int(uint64(k+1) * 0x9E3779B97F4A7C15 >> m.shift); ; i = (i + 1) & mask {
-		switch m.keys[i] {
+		switch e := m.slots[i]; e.key {
 		case 0:
 			return 0, false
 		case k + 1:
-			return m.vals[i], true
+			return e.val, true
 		}
 	}
 }
 
 func (m *idMap) grow() {
-	keys, vals := m.keys, m.vals
-	m.keys, m.vals = nil, nil
-	m.reset(len(keys))
-	for i, k := range keys {
-		if k != 0 {
-			m.insert(k-1, vals[i])
+	old := m.slots
+	m.slots = nil
+	m.reset(len(old))
+	for _, e := range old {
+		if e.key != 0 {
+			m.insert(e.key-1, e.val)
 		}
 	}
 }

@@ -14,9 +14,10 @@ import (
 // with replacement), which is the order of the node's in-edges in the
 // partition's CSC: by edge ID.
 
-// drawer gives draw i of a stream. Stream is the only one outside tests;
+// drawer gives draw i of a stream. *Stream is the only one outside tests;
 // the statistical tests substitute a deliberately biased one to show they
-// would notice.
+// would notice. The choices are generic over it, so the sampler's calls
+// are made on a concrete *Stream: no interface value per node.
 type drawer interface{ Uint64(i uint32) uint64 }
 
 // chooser holds the scratch memory of choices, reused node after node.
@@ -39,9 +40,9 @@ const floydBitmapFrom = 64
 // with or without replacement, uniformly or, when w is not nil, with
 // probability proportional to w[position] (positions of weight 0 are
 // never drawn).
-func (c *chooser) choose(d drawer, n int64, fanout int, replace bool, w []float64, skip []int64, out []int64) []int64 {
+func choose[D drawer](c *chooser, d D, n int64, fanout int, replace bool, w []float64, skip []int64, out []int64) []int64 {
 	if w != nil {
-		return c.chooseWeighted(d, n, fanout, replace, w, skip, out)
+		return chooseWeighted(c, d, n, fanout, replace, w, skip, out)
 	}
 	m := n - int64(len(skip))
 	switch {
@@ -59,7 +60,7 @@ func (c *chooser) choose(d drawer, n int64, fanout int, replace bool, w []float6
 		return out
 	}
 	start := len(out)
-	out = append(out, c.floyd(d, m, fanout)...)
+	out = append(out, floyd(c, d, m, fanout)...)
 	mapSkipped(out[start:], skip)
 	return out
 }
@@ -68,7 +69,7 @@ func (c *chooser) choose(d drawer, n int64, fanout int, replace bool, w []float6
 // all k-subsets, with k draws (Floyd's algorithm: for j = m-k .. m-1 draw
 // t in [0, j]; take t, or j when t is taken already). Draw i decides the
 // index taken at j = m-k+i.
-func (c *chooser) floyd(d drawer, m int64, k int) []int64 {
+func floyd[D drawer](c *chooser, d D, m int64, k int) []int64 {
 	c.set = c.set[:0]
 	useBits := k > floydBitmapFrom
 	if useBits {
@@ -134,7 +135,7 @@ func mapSkipped(idx []int64, skip []int64) {
 // weights left), draw p deciding the key of position p; with replacement,
 // draw i picks the candidate whose cumulative weight interval holds
 // Unit*total.
-func (c *chooser) chooseWeighted(d drawer, n int64, fanout int, replace bool, w []float64, skip []int64, out []int64) []int64 {
+func chooseWeighted[D drawer](c *chooser, d D, n int64, fanout int, replace bool, w []float64, skip []int64, out []int64) []int64 {
 	c.cand = c.cand[:0]
 	s := 0
 	for p := range n {
@@ -153,7 +154,7 @@ func (c *chooser) chooseWeighted(d drawer, n int64, fanout int, replace bool, w 
 	case fanout < 0 || (!replace && fanout >= m):
 		return append(out, c.cand...)
 	case replace:
-		return c.drawCumulative(d, fanout, w, out)
+		return drawCumulative(c, d, fanout, w, out)
 	}
 	c.keyed = c.keyed[:0]
 	for _, p := range c.cand {
@@ -175,7 +176,7 @@ func (c *chooser) chooseWeighted(d drawer, n int64, fanout int, replace bool, w 
 
 // drawCumulative draws fanout candidates with replacement in proportion to
 // their weights.
-func (c *chooser) drawCumulative(d drawer, fanout int, w []float64, out []int64) []int64 {
+func drawCumulative[D drawer](c *chooser, d D, fanout int, w []float64, out []int64) []int64 {
 	c.cum = c.cum[:0]
 	total := 0.0
 	for _, p := range c.cand {

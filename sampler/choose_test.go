@@ -21,16 +21,17 @@ func (b biased) Uint64(i uint32) uint64 {
 // trials draws many independent choices (one stream per subject) and
 // counts the outcomes by the key outcome returns.
 func trials(n int, gen func(subject int64) drawer, choice func(c *chooser, d drawer) []int64, outcome func([]int64) string) map[string]int {
-	var c chooser
+	c := &chooser{}
 	counts := map[string]int{}
 	for s := range n {
-		counts[outcome(choice(&c, gen(int64(s))))]++
+		counts[outcome(choice(c, gen(int64(s))))]++
 	}
 	return counts
 }
 
 func fair(subject int64) drawer {
-	return NewStream(BatchKey(1, 0, 0), ForNeighbors, Lane(0, 0), subject)
+	s := NewStream(BatchKey(1, 0, 0), ForNeighbors, Lane(0, 0), subject)
+	return &s
 }
 
 func unfair(subject int64) drawer {
@@ -101,7 +102,7 @@ func TestUniformWithoutReplacementSubsets(t *testing.T) {
 	for _, s := range all {
 		want[key(s)] = 1 / float64(len(all))
 	}
-	checkLaw(t, 20000, func(c *chooser, d drawer) []int64 { return c.choose(d, 7, 3, false, nil, nil, nil) }, key, want)
+	checkLaw(t, 20000, func(c *chooser, d drawer) []int64 { return choose(c, d, 7, 3, false, nil, nil, nil) }, key, want)
 }
 
 // Floyd's bitmap path (fanouts above floydBitmapFrom) draws uniformly too:
@@ -112,7 +113,7 @@ func TestUniformWithoutReplacementLargeFanout(t *testing.T) {
 	for p := range n {
 		want[fmt.Sprint(p)] = 1 / float64(n)
 	}
-	var c chooser
+	c := &chooser{}
 	for _, g := range []struct {
 		name string
 		gen  func(int64) drawer
@@ -120,7 +121,7 @@ func TestUniformWithoutReplacementLargeFanout(t *testing.T) {
 	}{{"fair", fair, true}, {"biased", unfair, false}} {
 		counts := map[string]int{}
 		for s := range 2000 {
-			pos := c.choose(g.gen(int64(s)), n, k, false, nil, nil, nil)
+			pos := choose(c, g.gen(int64(s)), n, k, false, nil, nil, nil)
 			if len(pos) != k || !distinctSorted(pos) {
 				t.Fatalf("got %d positions %v, want %d distinct ascending", len(pos), pos, k)
 			}
@@ -149,7 +150,7 @@ func TestUniformWithReplacement(t *testing.T) {
 	for p := range 9 {
 		want[fmt.Sprint(p)] = 1.0 / 9
 	}
-	checkLaw(t, 20000, func(c *chooser, d drawer) []int64 { return c.choose(d, 9, 1, true, nil, nil, nil) },
+	checkLaw(t, 20000, func(c *chooser, d drawer) []int64 { return choose(c, d, 9, 1, true, nil, nil, nil) },
 		func(p []int64) string { return fmt.Sprint(p[0]) }, want)
 }
 
@@ -174,7 +175,7 @@ func TestWeightedWithoutReplacementPairs(t *testing.T) {
 			want[key([]int64{int64(a), int64(b)})] = wa/total*wb/(total-wa) + wb/total*wa/(total-wb)
 		}
 	}
-	checkLaw(t, 40000, func(c *chooser, d drawer) []int64 { return c.choose(d, int64(n), 2, false, testWeights, nil, nil) }, key, want)
+	checkLaw(t, 40000, func(c *chooser, d drawer) []int64 { return choose(c, d, int64(n), 2, false, testWeights, nil, nil) }, key, want)
 }
 
 // Weighted with replacement: each draw comes in proportion to the weights.
@@ -190,7 +191,7 @@ func TestWeightedWithReplacement(t *testing.T) {
 		}
 	}
 	checkLaw(t, 20000, func(c *chooser, d drawer) []int64 {
-		return c.choose(d, int64(len(testWeights)), 1, true, testWeights, nil, nil)
+		return choose(c, d, int64(len(testWeights)), 1, true, testWeights, nil, nil)
 	},
 		func(p []int64) string { return fmt.Sprint(p[0]) }, want)
 }
@@ -204,16 +205,16 @@ func TestSkipIsExcludedBeforeTheDraw(t *testing.T) {
 	for _, p := range rest {
 		want[fmt.Sprint(p)] = 1 / float64(len(rest))
 	}
-	checkLaw(t, 20000, func(c *chooser, d drawer) []int64 { return c.choose(d, 10, 1, false, nil, skip, nil) },
+	checkLaw(t, 20000, func(c *chooser, d drawer) []int64 { return choose(c, d, 10, 1, false, nil, skip, nil) },
 		func(p []int64) string { return fmt.Sprint(p[0]) }, want)
-	var c chooser
+	c := &chooser{}
 	for _, replace := range []bool{false, true} {
 		for _, w := range [][]float64{nil, {1, 1, 1, 1, 1, 1, 1, 1, 1, 1}} {
-			got := c.choose(fair(5), 10, -1, replace, w, skip, nil)
+			got := choose(c, fair(5), 10, -1, replace, w, skip, nil)
 			if !slices.Equal(got, rest) {
 				t.Errorf("fanout -1, replace %v, weighted %v: %v, want %v", replace, w != nil, got, rest)
 			}
-			got = c.choose(fair(5), 10, 4, replace, w, skip, nil)
+			got = choose(c, fair(5), 10, 4, replace, w, skip, nil)
 			for _, p := range got {
 				if slices.Contains(skip, p) {
 					t.Errorf("replace %v, weighted %v: excluded position %d drawn", replace, w != nil, p)
@@ -227,11 +228,11 @@ func TestSkipIsExcludedBeforeTheDraw(t *testing.T) {
 // positions; with replacement exactly fanout; -1 all; nothing from an
 // empty range.
 func TestChooseCounts(t *testing.T) {
-	var c chooser
+	c := &chooser{}
 	for _, n := range []int64{0, 1, 5, 20} {
 		for _, k := range []int{-1, 1, 3, 5, 30} {
 			for _, replace := range []bool{false, true} {
-				got := c.choose(fair(n), n, k, replace, nil, nil, nil)
+				got := choose(c, fair(n), n, k, replace, nil, nil, nil)
 				want := int64(k)
 				switch {
 				case k < 0:
@@ -255,10 +256,10 @@ func TestChooseCounts(t *testing.T) {
 			}
 		}
 	}
-	if got := c.choose(fair(1), 4, 2, false, []float64{0, 0, 0, 0}, nil, nil); len(got) != 0 {
+	if got := choose(c, fair(1), 4, 2, false, []float64{0, 0, 0, 0}, nil, nil); len(got) != 0 {
 		t.Errorf("all-zero weights drew %v", got)
 	}
-	if got := c.choose(fair(1), 4, 9, true, []float64{0, 2, 0, 0}, nil, nil); !slices.Equal(got, []int64{1, 1, 1, 1, 1, 1, 1, 1, 1}) {
+	if got := choose(c, fair(1), 4, 9, true, []float64{0, 2, 0, 0}, nil, nil); !slices.Equal(got, []int64{1, 1, 1, 1, 1, 1, 1, 1, 1}) {
 		t.Errorf("one positive weight, with replacement: %v", got)
 	}
 }

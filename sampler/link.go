@@ -312,7 +312,8 @@ func (ls *linkSampler) resolveAlias(s *shard.Served, key Key, pos []Positive, co
 		for n, i := range at {
 			prob := math.Float64frombits(binary.LittleEndian.Uint64(rows[16*n:]))
 			alias := int64(binary.LittleEndian.Uint64(rows[16*n+8:]))
-			u := Unit(NewStream(key, ForNegatives, 0, int64(i/k)).Uint64(uint32(3*(i%k) + 2)))
+			st := NewStream(key, ForNegatives, 0, int64(i/k))
+			u := Unit(st.Uint64(uint32(3*(i%k) + 2)))
 			if u > prob {
 				_, _, row := s.Book.TypeRow(cols[i])
 				cols[i] = cols[i] - row + alias

@@ -53,10 +53,13 @@ type nodeDraws struct {
 	weighted bool
 	orig     bool // record original edge IDs
 	ch       chooser
-	pos      []int64
+	pos      []int64 // plan's results
 	types    []int16
 	skip     []int64
 	wbuf     []float64
+
+	drawPos   []int64 // draw's positions
+	drawTypes []int16
 }
 
 // plan returns the CSC positions drawn for node at layer under key, and
@@ -86,7 +89,8 @@ func (d *nodeDraws) plan(e inEdges, node int64, key Key, layer int, excl []Exclu
 			w = e.weights(t, &d.wbuf)
 		}
 		start := len(d.pos)
-		d.pos = d.ch.choose(NewStream(key, ForNeighbors, Lane(layer, t), node), b-a, f, d.replace, w, d.skip, d.pos)
+		st := NewStream(key, ForNeighbors, Lane(layer, t), node)
+		d.pos = choose(&d.ch, &st, b-a, f, d.replace, w, d.skip, d.pos)
 		for k := start; k < len(d.pos); k++ {
 			d.pos[k] += a
 			d.types = append(d.types, int16(t))
@@ -148,9 +152,10 @@ func excludedPositions(e inEdges, t int, excl []Exclusion, skip []int64) []int64
 // draw appends to out the in-edges drawn for inner node local of v (global
 // ID node) at layer under key, none of those excl names.
 func (d *nodeDraws) draw(v *view, local, node int64, key Key, layer int, excl []Exclusion, out *edgeList) error {
-	pos, types, err := d.plan(localNode{v, local}, node, key, layer, excl)
+	pos, types, err := d.positions(v, local, node, key, layer, excl, d.drawPos[:0], d.drawTypes[:0])
+	d.drawPos, d.drawTypes = pos, types
 	if err != nil {
-		return fmt.Errorf("%w (partition %d, input node %d)", err, v.p.ID, v.p.OrigNIDs[local])
+		return err
 	}
 	for k, q := range pos {
 		out.src = append(out.src, v.src(q))
@@ -161,6 +166,48 @@ func (d *nodeDraws) draw(v *view, local, node int64, key Key, layer int, excl []
 		}
 	}
 	return nil
+}
+
+// positions appends to pos the CSC positions drawn for inner node local of
+// v (global ID node) at layer under key, none of those excl names, and
+// their edge types to types.
+func (d *nodeDraws) positions(v *view, local, node int64, key Key, layer int, excl []Exclusion, pos []int64, types []int16) ([]int64, []int16, error) {
+	if d.weighted || len(excl) > 0 {
+		p, t, err := d.plan(localNode{v, local}, node, key, layer, excl)
+		if err != nil {
+			return pos, types, fmt.Errorf("%w (partition %d, input node %d)", err, v.p.ID, v.p.OrigNIDs[local])
+		}
+		return append(pos, p...), append(types, t...), nil
+	}
+	// Uniform draws of a node no exclusion names, plan's choices made
+	// straight on the view (no interface calls, nothing to skip): most of
+	// the sampler's time.
+	for t, f := range d.fanouts[layer] {
+		if f == 0 {
+			continue
+		}
+		a, b := v.rangeOf(local, t)
+		n := b - a
+		if n == 0 {
+			continue
+		}
+		start := len(pos)
+		if f < 0 || (!d.replace && n <= int64(f)) {
+			for q := a; q < b; q++ {
+				pos = append(pos, q)
+			}
+		} else {
+			st := NewStream(key, ForNeighbors, Lane(layer, t), node)
+			pos = choose(&d.ch, &st, n, f, d.replace, nil, nil, pos)
+			for k := start; k < len(pos); k++ {
+				pos[k] += a
+			}
+		}
+		for range len(pos) - start {
+			types = append(types, int16(t))
+		}
+	}
+	return pos, types, nil
 }
 
 // localNode is an inner node of a served partition, as inEdges.

@@ -60,10 +60,14 @@ func BatchKey(seed uint64, epoch int, batch int64) Key {
 
 // Stream is the sequence of draws a key gives for one purpose, lane and
 // subject (a node ID, a partition, a positive edge's index): draw i is a
-// pure function of (key, purpose, lane, subject, i).
+// pure function of (key, purpose, lane, subject, i). It keeps the last
+// Philox output, so drawing 0, 1, 2, ... costs one call per two draws.
 type Stream struct {
-	key Key
-	ctr [4]uint32 // ctr[0] is set per call
+	key  Key
+	ctr  [4]uint32 // ctr[0] is set per call
+	last uint32    // the pair held in a, b (valid when held)
+	held bool
+	a, b uint64
 }
 
 // NewStream returns the stream of draws for purpose in lane about subject,
@@ -77,18 +81,22 @@ func NewStream(key Key, p Purpose, lane uint32, subject int64) Stream {
 // seeds) over the in-edges of edge type etype.
 func Lane(layer, etype int) uint32 { return uint32(layer)<<16 | uint32(etype)&0xffff }
 
-// Uint64 returns draw i of the stream: one Philox call gives draws 2j and
-// 2j+1 (a caller wanting both pays once with Pair).
-func (s Stream) Uint64(i uint32) uint64 {
-	a, b := s.Pair(i >> 1)
-	if i&1 == 0 {
-		return a
+// Uint64 returns draw i of the stream: draws 2j and 2j+1 are the two
+// halves of one Philox output.
+func (s *Stream) Uint64(i uint32) uint64 {
+	j := i >> 1
+	if !s.held || s.last != j {
+		s.a, s.b = s.Pair(j)
+		s.last, s.held = j, true
 	}
-	return b
+	if i&1 == 0 {
+		return s.a
+	}
+	return s.b
 }
 
 // Pair returns draws 2j and 2j+1 of the stream.
-func (s Stream) Pair(j uint32) (uint64, uint64) {
+func (s *Stream) Pair(j uint32) (uint64, uint64) {
 	c := s.ctr
 	c[0] = j
 	o := philox(c, s.key)

@@ -25,20 +25,24 @@ func TestPhiloxKnownAnswers(t *testing.T) {
 // the same fields.
 func TestStreamKeying(t *testing.T) {
 	k := BatchKey(7, 1, 42)
-	base := NewStream(k, ForNeighbors, Lane(0, 0), 1000).Uint64(3)
-	if again := NewStream(BatchKey(7, 1, 42), ForNeighbors, Lane(0, 0), 1000).Uint64(3); again != base {
+	draw := func(key Key, p Purpose, lane uint32, subject int64, i uint32) uint64 {
+		s := NewStream(key, p, lane, subject)
+		return s.Uint64(i)
+	}
+	base := draw(k, ForNeighbors, Lane(0, 0), 1000, 3)
+	if again := draw(BatchKey(7, 1, 42), ForNeighbors, Lane(0, 0), 1000, 3); again != base {
 		t.Fatalf("same fields gave %x and %x", base, again)
 	}
 	others := map[string]uint64{
-		"seed":    NewStream(BatchKey(8, 1, 42), ForNeighbors, Lane(0, 0), 1000).Uint64(3),
-		"epoch":   NewStream(BatchKey(7, 2, 42), ForNeighbors, Lane(0, 0), 1000).Uint64(3),
-		"batch":   NewStream(BatchKey(7, 1, 43), ForNeighbors, Lane(0, 0), 1000).Uint64(3),
-		"purpose": NewStream(k, ForNegatives, Lane(0, 0), 1000).Uint64(3),
-		"layer":   NewStream(k, ForNeighbors, Lane(1, 0), 1000).Uint64(3),
-		"etype":   NewStream(k, ForNeighbors, Lane(0, 1), 1000).Uint64(3),
-		"node":    NewStream(k, ForNeighbors, Lane(0, 0), 1001).Uint64(3),
-		"high ID": NewStream(k, ForNeighbors, Lane(0, 0), 1000+1<<32).Uint64(3),
-		"draw":    NewStream(k, ForNeighbors, Lane(0, 0), 1000).Uint64(2),
+		"seed":    draw(BatchKey(8, 1, 42), ForNeighbors, Lane(0, 0), 1000, 3),
+		"epoch":   draw(BatchKey(7, 2, 42), ForNeighbors, Lane(0, 0), 1000, 3),
+		"batch":   draw(BatchKey(7, 1, 43), ForNeighbors, Lane(0, 0), 1000, 3),
+		"purpose": draw(k, ForNegatives, Lane(0, 0), 1000, 3),
+		"layer":   draw(k, ForNeighbors, Lane(1, 0), 1000, 3),
+		"etype":   draw(k, ForNeighbors, Lane(0, 1), 1000, 3),
+		"node":    draw(k, ForNeighbors, Lane(0, 0), 1001, 3),
+		"high ID": draw(k, ForNeighbors, Lane(0, 0), 1000+1<<32, 3),
+		"draw":    draw(k, ForNeighbors, Lane(0, 0), 1000, 2),
 	}
 	for field, v := range others {
 		if v == base {

@@ -36,6 +36,8 @@ type Sampler struct {
 
 	// per-batch scratch
 	ids              idMap
+	lpos             []int64 // local positions of a layer, in frontier order
+	lpart, ltype     []int16 // ... their partitions and edge types
 	local, far, all  edgeList
 	localAt, farAt   []int32 // per frontier node: its first edge in local or far, or -1
 	counts, farCount []int32
@@ -196,31 +198,13 @@ func (s *Sampler) Sample(epoch int, batch int64, seeds []int64, excl []Exclusion
 // its block: local nodes here, the others through the remote transport,
 // merged in frontier order.
 func (s *Sampler) layer(epoch int, batch int64, key Key, layer int, frontier []int64) (*Block, error) {
-	s.local.reset()
 	s.far.reset()
 	s.farNodes, s.farParts = s.farNodes[:0], s.farParts[:0]
 	s.localAt = grow32(s.localAt, len(frontier))
 	s.counts = grow32(s.counts, len(frontier))
-	book := s.served.Book
-	var err error
 	t0 := time.Now()
-	for i, v := range frontier {
-		if v < 0 || v >= book.NumNodes() {
-			return nil, fmt.Errorf("sampler: node %d outside the graph's [0, %d)", v, book.NumNodes())
-		}
-		part := book.Part(v)
-		vw := s.views[part]
-		if vw == nil {
-			s.localAt[i] = -1
-			s.farNodes, s.farParts = append(s.farNodes, v), append(s.farParts, part)
-			continue
-		}
-		s.localAt[i] = int32(s.local.len())
-		if err = s.draws.draw(vw, v-vw.p.Lo, v, key, layer, s.excl[v], &s.local); err != nil {
-			break
-		}
-		s.counts[i] = int32(s.local.len()) - s.localAt[i]
-	}
+	err := s.localPositions(key, layer, frontier)
+	s.readLocal()
 	// Every rank takes part in the remote step, failed or not, so none is
 	// left waiting in a collective; the error is reported after it.
 	if err != nil {
@@ -239,8 +223,76 @@ func (s *Sampler) layer(epoch int, batch int64, key Key, layer int, frontier []i
 	}
 	s.stats.LocalNodes += int64(len(frontier) - len(s.farNodes))
 	s.stats.RemoteNodes += int64(len(s.farNodes))
+	if len(s.farNodes) == 0 {
+		// Every node was drawn here, in frontier order already.
+		return buildBlock(frontier, s.counts, &s.local, &s.ids, s.o.OrigEIDs)
+	}
 	s.mergeInOrder(frontier)
 	return buildBlock(frontier, s.counts, &s.all, &s.ids, s.o.OrigEIDs)
+}
+
+// localPositions draws the CSC positions of the frontier's nodes this rank
+// serves, in frontier order, into s.lpos (with each one's partition and
+// edge type), and lists the others in s.farNodes.
+func (s *Sampler) localPositions(key Key, layer int, frontier []int64) error {
+	book := s.served.Book
+	s.lpos, s.lpart, s.ltype = s.lpos[:0], s.lpart[:0], s.ltype[:0]
+	for i, v := range frontier {
+		if v < 0 || v >= book.NumNodes() {
+			return fmt.Errorf("sampler: node %d outside the graph's [0, %d)", v, book.NumNodes())
+		}
+		part := book.Part(v)
+		vw := s.views[part]
+		if vw == nil {
+			s.localAt[i] = -1
+			s.farNodes, s.farParts = append(s.farNodes, v), append(s.farParts, part)
+			continue
+		}
+		start := len(s.lpos)
+		s.localAt[i] = int32(start)
+		var err error
+		if s.lpos, s.ltype, err = s.draws.positions(vw, v-vw.p.Lo, v, key, layer, s.excl[v], s.lpos, s.ltype); err != nil {
+			return err
+		}
+		for range len(s.lpos) - start {
+			s.lpart = append(s.lpart, int16(part))
+		}
+		s.counts[i] = int32(len(s.lpos) - start)
+	}
+	return nil
+}
+
+// readLocal reads the sources and edge IDs of the local positions into
+// s.local. Each pass is a tight loop of independent loads, one array at a
+// time, as the random-access limit the benchmark compares with: the CPU
+// keeps many of its cache misses in flight, which a loop reading every
+// array of one edge in turn does not.
+func (s *Sampler) readLocal() {
+	n := len(s.lpos)
+	s.local.src = growInt64(s.local.src, n)
+	s.local.eid = growInt64(s.local.eid, n)
+	s.local.etype = append(s.local.etype[:0], s.ltype...)
+	for k, q := range s.lpos {
+		s.local.src[k] = s.views[s.lpart[k]].p.Index(q)
+	}
+	for k, q := range s.lpos {
+		s.local.eid[k] = s.views[s.lpart[k]].p.EdgeIDs[q]
+	}
+	for k, l := range s.local.src {
+		p := s.views[s.lpart[k]].p
+		if l < p.NumInner {
+			s.local.src[k] = p.Lo + l
+		} else {
+			s.local.src[k] = p.Local2Global[l]
+		}
+	}
+	s.local.orig = s.local.orig[:0]
+	if s.o.OrigEIDs {
+		s.local.orig = growInt64(s.local.orig, n)
+		for k, q := range s.lpos {
+			s.local.orig[k] = s.views[s.lpart[k]].p.OrigEIDs[q]
+		}
+	}
 }
 
 // mergeInOrder puts the local and remote edges of the frontier's nodes

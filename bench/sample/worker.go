@@ -28,6 +28,9 @@ type workerResult struct {
 	Bytes       []int64   `json:"bytes"`        // sent and received for remote nodes
 	LimitSecs   []float64 `json:"limit_secs"`   // the random-access loop
 	LimitReads  []int64   `json:"limit_reads"`  // indices entries it read
+	// The same loop also reading the edge_ids entry at each position:
+	// what a sampler that must return edge IDs reads at the least.
+	LimitEIDSecs []float64 `json:"limit_eid_secs"`
 	LocalEdges  []int64   `json:"local_edges"`  // edges drawn for local nodes
 	Batches     int       `json:"batches"`
 }
@@ -46,6 +49,14 @@ func (r *workerResult) limitPerRank() float64 {
 		s += float64(r.LimitReads[i]) / r.LimitSecs[i]
 	}
 	return s / float64(len(r.LimitSecs))
+}
+
+func (r *workerResult) limitEIDPerRank() float64 {
+	s := 0.0
+	for i := range r.LimitEIDSecs {
+		s += float64(r.LimitReads[i]) / r.LimitEIDSecs[i]
+	}
+	return s / float64(max(1, len(r.LimitEIDSecs)))
 }
 
 func (r *workerResult) remoteShare() float64 {
@@ -134,12 +145,13 @@ func runWorker(o workerOptions) error {
 		localEdges += n
 	}
 	st := sm.Stats()
-	limitSecs, reads := limitLoop(s, visits)
+	limitSecs, reads := limitLoop(s, visits, false)
+	limitEIDSecs, _ := limitLoop(s, visits, true)
 	mine := workerResult{Secs: []float64{secs}, Edges: []int64{st.Edges - before.Edges},
 		LocalNodes: []int64{st.LocalNodes - before.LocalNodes}, RemoteNodes: []int64{st.RemoteNodes - before.RemoteNodes},
 		LocalSecs: []float64{st.LocalSeconds - before.LocalSeconds}, RemoteSecs: []float64{st.RemoteSeconds - before.RemoteSeconds},
 		Bytes: []int64{st.Sent + st.Received - before.Sent - before.Received}, LimitSecs: []float64{limitSecs},
-		LimitReads: []int64{reads}, LocalEdges: []int64{localEdges}, Batches: o.batches}
+		LimitReads: []int64{reads}, LimitEIDSecs: []float64{limitEIDSecs}, LocalEdges: []int64{localEdges}, Batches: o.batches}
 	all, err := gather(c, mine)
 	if err != nil {
 		return err
@@ -201,10 +213,10 @@ func localVisits(s *shard.Served, b *sampler.Batch, visits []visit) ([]visit, in
 }
 
 // limitLoop reads, for every visit, the node's indptr entries and count
-// random entries of its indices range: the random-access rate any sampler
-// of these nodes is bounded by. It returns the seconds and the entries
-// read.
-func limitLoop(s *shard.Served, visits []visit) (float64, int64) {
+// random entries of its indices range (and, with eids, of its edge_ids
+// range at the same positions): the random-access rate any sampler of these
+// nodes is bounded by. It returns the seconds and the entries read.
+func limitLoop(s *shard.Served, visits []visit, eids bool) (float64, int64) {
 	x := uint64(0x9e3779b97f4a7c15)
 	var sum, reads int64
 	t0 := time.Now()
@@ -222,6 +234,9 @@ func limitLoop(s *shard.Served, visits []visit) (float64, int64) {
 			} else {
 				sum += p.Indices64[q]
 			}
+			if eids {
+				sum += p.EdgeIDs[q]
+			}
 		}
 		reads += int64(v.count)
 	}
@@ -236,8 +251,8 @@ func limitLoop(s *shard.Served, visits []visit) (float64, int64) {
 // rank 0.
 func gather(c *collective.Comm, r workerResult) (workerResult, error) {
 	out := workerResult{Batches: r.Batches}
-	fl := [][]float64{r.Secs, r.LocalSecs, r.RemoteSecs, r.LimitSecs}
-	dst := []*[]float64{&out.Secs, &out.LocalSecs, &out.RemoteSecs, &out.LimitSecs}
+	fl := [][]float64{r.Secs, r.LocalSecs, r.RemoteSecs, r.LimitSecs, r.LimitEIDSecs}
+	dst := []*[]float64{&out.Secs, &out.LocalSecs, &out.RemoteSecs, &out.LimitSecs, &out.LimitEIDSecs}
 	for i, v := range fl {
 		all, _, err := collective.Allgatherv(c, v)
 		if err != nil {
