@@ -40,9 +40,13 @@ func render(out string, results []result) error {
 func plotRates(path string, results []result) error {
 	p := plot.New()
 	p.Title.Text = "Neighbour sampling, fanouts 15,10,5, batch 1024, K = 4"
-	p.X.Label.Text = "ranks"
-	p.Y.Label.Text = "sampled edges/s per rank (millions)"
-	p.Legend.Top = true
+	p.X.Label.Text = "ranks (2 cores: 4 ranks share them)"
+	p.Y.Label.Text = "sampled edges/s per rank (millions, log scale)"
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Legend.Left = true
+	p.Legend.Top = false
+	p.Legend.YOffs = vg.Points(10)
 	series := map[string]plotter.XYs{}
 	limits := map[int]float64{}
 	var scales []int
@@ -88,8 +92,7 @@ func plotRates(path string, results []result) error {
 		l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 		l.Color = color.Gray{Y: uint8(60 + 60*i)}
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("scale %d limit (random reads, 1 rank)", sc), l)
+		p.Legend.Add(fmt.Sprintf("scale %d limit: random reads, 1 rank", sc), l)
 	}
-	p.Y.Min = 0
 	return p.Save(7*vg.Inch, 4.5*vg.Inch, path)
 }
