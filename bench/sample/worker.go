@@ -31,8 +31,8 @@ type workerResult struct {
 	// The same loop also reading the edge_ids entry at each position:
 	// what a sampler that must return edge IDs reads at the least.
 	LimitEIDSecs []float64 `json:"limit_eid_secs"`
-	LocalEdges  []int64   `json:"local_edges"`  // edges drawn for local nodes
-	Batches     int       `json:"batches"`
+	LocalEdges   []int64   `json:"local_edges"` // edges drawn for local nodes
+	Batches      int       `json:"batches"`
 }
 
 func (r *workerResult) edgesPerRank() float64 {
