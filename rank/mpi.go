@@ -374,45 +374,23 @@ func (w *mpiWindow) Get(dst []byte, target int, offset int64) error {
 const getBlocksChunk = 1 << 16
 
 func (w *mpiWindow) GetBlocks(mem []byte, dst []int64, target int, src []int64, size int) error {
-	if target < 0 || target >= w.c.size {
-		return fmt.Errorf("rank: window get from rank %d of %d", target, w.c.size)
-	}
 	if err := checkBlocks(mem, dst, src, size); err != nil {
 		return err
 	}
-	if len(dst) == 0 || size == 0 {
+	if size == 0 {
 		return nil
 	}
-	p := w.pins[target]
-	if p == nil {
-		p = new(runtime.Pinner)
-		w.pins[target] = p
-	}
-	p.Pin(&mem[0])
-	addr := C.uintptr_t(uintptr(unsafe.Pointer(&mem[0])))
-	for lo := 0; lo < len(dst); lo += getBlocksChunk {
-		hi := min(lo+getBlocksChunk, len(dst))
-		d := (*C.int64_t)(unsafe.Pointer(&dst[lo]))
-		s := (*C.int64_t)(unsafe.Pointer(&src[lo]))
-		if err := check("MPI_Get", C.gn_win_get_blocks(w.h, addr, d, C.int(target), s, C.int(hi-lo), C.int(size))); err != nil {
-			return err
-		}
-	}
-	if target != w.c.rank {
-		w.c.traffic.add(0, int64(len(dst))*int64(size))
-	}
-	return nil
+	return w.getChunked(mem, target, len(dst), int64(len(dst))*int64(size), func(addr C.uintptr_t, lo, hi int) C.int {
+		return C.gn_win_get_blocks(w.h, addr, (*C.int64_t)(unsafe.Pointer(&dst[lo])), C.int(target),
+			(*C.int64_t)(unsafe.Pointer(&src[lo])), C.int(hi-lo), C.int(size))
+	})
 }
 
 func (w *mpiWindow) GetRanges(mem []byte, dst []int64, target int, src []int64, sizes []int) error {
-	if target < 0 || target >= w.c.size {
-		return fmt.Errorf("rank: window get from rank %d of %d", target, w.c.size)
-	}
 	if err := checkRanges(mem, dst, src, sizes); err != nil {
 		return err
 	}
-	// Empty ranges need no datatype entry (and a zero-length mem has no
-	// first byte to pin).
+	// Empty ranges need no datatype entry.
 	var d, s []int64
 	var lens []C.int
 	total := int64(0)
@@ -422,7 +400,20 @@ func (w *mpiWindow) GetRanges(mem []byte, dst []int64, target int, src []int64, 
 			total += int64(n)
 		}
 	}
-	if len(d) == 0 {
+	return w.getChunked(mem, target, len(d), total, func(addr C.uintptr_t, lo, hi int) C.int {
+		return C.gn_win_get_ranges(w.h, addr, (*C.int64_t)(unsafe.Pointer(&d[lo])), C.int(target),
+			(*C.int64_t)(unsafe.Pointer(&s[lo])), (*C.int)(unsafe.Pointer(&lens[lo])), C.int(hi-lo))
+	})
+}
+
+// getChunked starts the get of count blocks (bytes in all) into mem from
+// target, in operations of at most getBlocksChunk blocks that get issues:
+// it checks the target, pins mem until the flush and counts the traffic.
+func (w *mpiWindow) getChunked(mem []byte, target, count int, bytes int64, get func(addr C.uintptr_t, lo, hi int) C.int) error {
+	if target < 0 || target >= w.c.size {
+		return fmt.Errorf("rank: window get from rank %d of %d", target, w.c.size)
+	}
+	if count == 0 || bytes == 0 {
 		return nil
 	}
 	p := w.pins[target]
@@ -432,16 +423,13 @@ func (w *mpiWindow) GetRanges(mem []byte, dst []int64, target int, src []int64, 
 	}
 	p.Pin(&mem[0])
 	addr := C.uintptr_t(uintptr(unsafe.Pointer(&mem[0])))
-	for lo := 0; lo < len(d); lo += getBlocksChunk {
-		hi := min(lo+getBlocksChunk, len(d))
-		rc := C.gn_win_get_ranges(w.h, addr, (*C.int64_t)(unsafe.Pointer(&d[lo])), C.int(target),
-			(*C.int64_t)(unsafe.Pointer(&s[lo])), (*C.int)(unsafe.Pointer(&lens[lo])), C.int(hi-lo))
-		if err := check("MPI_Get", rc); err != nil {
+	for lo := 0; lo < count; lo += getBlocksChunk {
+		if err := check("MPI_Get", get(addr, lo, min(lo+getBlocksChunk, count))); err != nil {
 			return err
 		}
 	}
 	if target != w.c.rank {
-		w.c.traffic.add(0, total)
+		w.c.traffic.add(0, bytes)
 	}
 	return nil
 }

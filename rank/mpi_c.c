@@ -177,6 +177,16 @@ static int hindexed(int count, int size, const int64_t *off, MPI_Datatype *t) {
 	return err;
 }
 
+// getTyped reads into mem what from selects in target's window, laid out
+// as to selects in mem, and frees both datatypes (freeing a datatype in use
+// by a pending operation is allowed: the operation completes with it).
+static int getTyped(MPI_Fint w, uintptr_t mem, int target, MPI_Datatype to, MPI_Datatype from) {
+	int err = MPI_Get((void *)mem, 1, to, target, 0, 1, from, MPI_Win_f2c(w));
+	MPI_Type_free(&to);
+	MPI_Type_free(&from);
+	return err;
+}
+
 int gn_win_get_blocks(MPI_Fint w, uintptr_t mem, const int64_t *dst, int target, const int64_t *src, int count, int size) {
 	MPI_Datatype to, from;
 	int err = hindexed(count, size, dst, &to);
@@ -185,12 +195,7 @@ int gn_win_get_blocks(MPI_Fint w, uintptr_t mem, const int64_t *dst, int target,
 		MPI_Type_free(&to);
 		return err;
 	}
-	// Freeing a datatype in use by a pending operation is allowed: the
-	// operation completes with it.
-	err = MPI_Get((void *)mem, 1, to, target, 0, 1, from, MPI_Win_f2c(w));
-	MPI_Type_free(&to);
-	MPI_Type_free(&from);
-	return err;
+	return getTyped(w, mem, target, to, from);
 }
 
 // hindexedLens is hindexed with a length of its own for every block.
@@ -212,10 +217,7 @@ int gn_win_get_ranges(MPI_Fint w, uintptr_t mem, const int64_t *dst, int target,
 		MPI_Type_free(&to);
 		return err;
 	}
-	err = MPI_Get((void *)mem, 1, to, target, 0, 1, from, MPI_Win_f2c(w));
-	MPI_Type_free(&to);
-	MPI_Type_free(&from);
-	return err;
+	return getTyped(w, mem, target, to, from);
 }
 
 int gn_win_free(MPI_Fint w) {
