@@ -32,10 +32,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
-	"strconv"
 	"strings"
 	"time"
 
+	"gnnrun/bench/driver"
 	"gnnrun/collective"
 	"gnnrun/graph"
 	"gnnrun/graphio"
@@ -95,28 +95,16 @@ type result struct {
 	workerResult
 }
 
-func ints(s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		v, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil {
-			return nil, fmt.Errorf("bad number %q", f)
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
 func runDriver(o driverOptions) error {
-	scales, err := ints(o.scales)
+	scales, err := driver.Ints(o.scales)
 	if err != nil {
 		return err
 	}
-	ranks, err := ints(o.ranks)
+	ranks, err := driver.Ints(o.ranks)
 	if err != nil {
 		return err
 	}
-	if err := checkRanks(ranks); err != nil {
+	if err := driver.CheckRanks(ranks); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
@@ -162,9 +150,12 @@ func runDriver(o driverOptions) error {
 			os.RemoveAll(parts)
 			os.RemoveAll(pullParts)
 			var stdout bytes.Buffer
-			cmd := launch(np, self, "-worker", "-graph", g, "-assignment", asg, "-parts-dir", parts,
+			cmd, err := driver.Launch(np, self, "-worker", "-graph", g, "-assignment", asg, "-parts-dir", parts,
 				"-pull-assignment", pullAsg, "-pull-dir", pullParts,
 				"-max-message", fmt.Sprint(o.budget), "-pull-rows", fmt.Sprint(o.pullRows))
+			if err != nil {
+				return err
+			}
 			cmd.Stdout, cmd.Stderr = &stdout, os.Stderr
 			fmt.Fprintf(os.Stderr, "scale %d, %d ranks: %s\n", sc, np, strings.Join(cmd.Args, " "))
 			if err := cmd.Run(); err != nil {
@@ -204,31 +195,6 @@ func randomAssignment(dir, out string, k int) error {
 	}, rank.Timeout(time.Hour))
 }
 
-// launch returns the command that runs args on np ranks under mpirun. A
-// build without MPI (tag nompi) has only worlds of one (checkRanks): it
-// starts args directly.
-func launch(np int, args ...string) *exec.Cmd {
-	if !rank.MPI {
-		return exec.Command(args[0], args[1:]...)
-	}
-	mp := []string{"-np", fmt.Sprint(np), "--oversubscribe", "--mca", "btl", "self,vader,tcp"}
-	if os.Geteuid() == 0 {
-		mp = append(mp, "--allow-run-as-root")
-	}
-	return exec.Command("mpirun", append(mp, args...)...)
-}
-
-// checkRanks refuses rank counts above one in a build without MPI, before
-// any work.
-func checkRanks(nps []int) error {
-	for _, np := range nps {
-		if np != 1 && !rank.MPI {
-			return fmt.Errorf("%d ranks asked for, but this build has no MPI (tag nompi): use --np 1", np)
-		}
-	}
-	return nil
-}
-
 // genRanks is the rank count that generates the graphs: two share the
 // writes where there is MPI; the graph is the same for any count.
 func genRanks() int {
@@ -240,7 +206,10 @@ func genRanks() int {
 
 // mpirun runs args on np ranks with their output on stderr.
 func mpirun(np int, args ...string) error {
-	cmd := launch(np, args...)
+	cmd, err := driver.Launch(np, args...)
+	if err != nil {
+		return err
+	}
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	fmt.Fprintf(os.Stderr, "%s\n", strings.Join(cmd.Args, " "))
 	return cmd.Run()

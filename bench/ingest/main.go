@@ -33,6 +33,7 @@ import (
 	"syscall"
 	"time"
 
+	"gnnrun/bench/driver"
 	"gnnrun/collective"
 	"gnnrun/graphio"
 	"gnnrun/rank"
@@ -176,31 +177,6 @@ func world() (*collective.Comm, error) {
 	return collective.New(rc)
 }
 
-// mpirun returns the command that runs args on np ranks. A build without
-// MPI (tag nompi) has only worlds of one (checkRanks): it starts args
-// directly.
-func mpirun(np int, args ...string) *exec.Cmd {
-	if !rank.MPI {
-		return exec.Command(args[0], args[1:]...)
-	}
-	a := []string{"-np", strconv.Itoa(np), "--oversubscribe", "--mca", "btl", "self,vader,tcp"}
-	if os.Geteuid() == 0 {
-		a = append(a, "--allow-run-as-root")
-	}
-	return exec.Command("mpirun", append(a, args...)...)
-}
-
-// checkRanks refuses rank counts above one in a build without MPI, before
-// any work.
-func checkRanks(nps []int) error {
-	for _, np := range nps {
-		if np != 1 && !rank.MPI {
-			return fmt.Errorf("%d ranks asked for, but this build has no MPI (tag nompi): use -np 1", np)
-		}
-	}
-	return nil
-}
-
 // genRanks is the rank count that generates the graphs: two share the
 // writes where there is MPI; the graph is the same for any count.
 func genRanks() int {
@@ -225,7 +201,7 @@ func drive(scale int, dir, ranksList, formatList, out string, keep bool) error {
 		}
 		nps = append(nps, n)
 	}
-	if err := checkRanks(nps); err != nil {
+	if err := driver.CheckRanks(nps); err != nil {
 		return err
 	}
 	var results []readResult
@@ -234,7 +210,10 @@ func drive(scale int, dir, ranksList, formatList, out string, keep bool) error {
 		gdir := filepath.Join(dir, fmt.Sprintf("rmat%d-%s", scale, format))
 		os.RemoveAll(gdir)
 		t0 := time.Now()
-		cmd := mpirun(genRanks(), self, "-worker", "gen", "-scale", strconv.Itoa(scale), "-format", format, "-in", gdir)
+		cmd, err := driver.Launch(genRanks(), self, "-worker", "gen", "-scale", strconv.Itoa(scale), "-format", format, "-in", gdir)
+		if err != nil {
+			return err
+		}
 		genOut, err := cmd.CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("gen %s: %v\n%s", format, err, genOut)
@@ -256,7 +235,10 @@ func drive(scale int, dir, ranksList, formatList, out string, keep bool) error {
 		catMBps := float64(fileBytes) / catSecs / 1e6
 		fmt.Printf("  cat: %.1f MB in %.3f s = %.0f MB/s\n", float64(fileBytes)/1e6, catSecs, catMBps)
 		for _, np := range nps {
-			cmd := mpirun(np, self, "-worker", "read", "-in", gdir)
+			cmd, err := driver.Launch(np, self, "-worker", "read", "-in", gdir)
+			if err != nil {
+				return err
+			}
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if err := cmd.Run(); err != nil {

@@ -17,6 +17,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"gnnrun/bench/driver"
 )
 
 func main() {
@@ -32,8 +34,8 @@ func main() {
 	flag.Parse()
 	b := &bench{bin: *bin, gpmetis: *gp, tmp: *tmp, data: *data}
 	var err error
-	if b.ks, err = ints(*ks); err == nil {
-		b.nps, err = ints(*nps)
+	if b.ks, err = driver.Ints(*ks); err == nil {
+		b.nps, err = driver.Ints(*nps)
 	}
 	if err == nil {
 		err = b.run(strings.Split(*graphs, ","), *seeds, *out)
@@ -42,18 +44,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench/partition:", err)
 		os.Exit(1)
 	}
-}
-
-func ints(s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("%q is not a positive integer", f)
-		}
-		out = append(out, n)
-	}
-	return out, nil
 }
 
 type bench struct {

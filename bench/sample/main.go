@@ -23,10 +23,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
+
+	"gnnrun/bench/driver"
+	"gnnrun/rank"
 )
 
 func main() {
@@ -78,25 +79,16 @@ type result struct {
 	workerResult
 }
 
-func ints(s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		v, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil {
-			return nil, fmt.Errorf("bad number %q", f)
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
 func runDriver(o driverOptions) error {
-	scales, err := ints(o.scales)
+	scales, err := driver.Ints(o.scales)
 	if err != nil {
 		return err
 	}
-	ranks, err := ints(o.ranks)
+	ranks, err := driver.Ints(o.ranks)
 	if err != nil {
+		return err
+	}
+	if err := driver.CheckRanks(ranks); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
@@ -104,10 +96,8 @@ func runDriver(o driverOptions) error {
 	}
 	bin := filepath.Join(o.dir, "gnnrun")
 	self := filepath.Join(o.dir, "bench-sample")
-	for _, b := range [][]string{{bin, "./cmd/gnnrun"}, {self, "./bench/sample"}} {
-		if out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput(); err != nil {
-			return fmt.Errorf("go build %s: %v\n%s", b[1], err, out)
-		}
+	if err := driver.Build([2]string{bin, "./cmd/gnnrun"}, [2]string{self, "./bench/sample"}); err != nil {
+		return err
 	}
 	var results []result
 	for _, sc := range scales {
@@ -120,7 +110,7 @@ func runDriver(o driverOptions) error {
 				if np == 1 && tr == "rma" {
 					continue // one rank serves every partition: nothing is remote
 				}
-				out, err := mpirunOutput(np, self, "-worker", "-parts-dir", parts, "-transport", tr,
+				out, err := driver.Output(np, self, "-worker", "-parts-dir", parts, "-transport", tr,
 					"-fanouts", o.fanouts, "-batch-size", fmt.Sprint(o.batch), "-batches", fmt.Sprint(o.batches))
 				if err != nil {
 					return err
@@ -163,26 +153,20 @@ func prepare(o driverOptions, bin string, sc int) (string, error) {
 			continue
 		}
 		fmt.Fprintf(os.Stderr, "gnnrun %s\n", strings.Join(st.args, " "))
-		if _, err := mpirunOutput(2, bin, st.args...); err != nil {
+		if _, err := driver.Output(genRanks(), append([]string{bin}, st.args...)...); err != nil {
 			return "", err
 		}
 	}
 	return parts, nil
 }
 
-// mpirunOutput runs bin on np ranks and returns its stdout.
-func mpirunOutput(np int, bin string, args ...string) ([]byte, error) {
-	full := []string{"-np", fmt.Sprint(np), "--oversubscribe", "--mca", "btl", "self,vader,tcp"}
-	if os.Geteuid() == 0 {
-		full = append(full, "--allow-run-as-root")
+// genRanks is the rank count that prepares the graphs: two share the work
+// where there is MPI; the results are the same for any count.
+func genRanks() int {
+	if rank.MPI {
+		return 2
 	}
-	cmd := exec.Command("mpirun", append(append(full, bin), args...)...)
-	var stdout bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("mpirun -np %d %s %s: %v", np, bin, strings.Join(args, " "), err)
-	}
-	return stdout.Bytes(), nil
+	return 1
 }
 
 func lastLine(b []byte) []byte {

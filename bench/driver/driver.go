@@ -1,0 +1,79 @@
+// Package driver holds what the benchmark programs' drivers share: parsing
+// comma-separated lists, building the binaries they run, and launching a
+// binary on P ranks (mpirun, or the binary alone in a build without MPI).
+package driver
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+
+	"gnnrun/launch"
+	"gnnrun/rank"
+)
+
+// Ints parses "1,2,4" into positive integers.
+func Ints(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q is not a positive integer", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// Build runs go build for each (output, package) pair.
+func Build(pairs ...[2]string) error {
+	for _, b := range pairs {
+		if out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput(); err != nil {
+			return fmt.Errorf("go build %s: %v\n%s", b[1], err, out)
+		}
+	}
+	return nil
+}
+
+// Launch returns the command that runs args on np ranks under mpirun (over
+// shared memory and TCP, oversubscribed: benchmarks run more ranks than a
+// small machine has cores). A build without MPI (tag nompi) has only worlds
+// of one (CheckRanks): it starts args directly.
+func Launch(np int, args ...string) (*exec.Cmd, error) {
+	if !rank.MPI {
+		return exec.Command(args[0], args[1:]...), nil
+	}
+	line, err := launch.MPIRun(args, launch.NP(np), launch.Oversubscribe(true), launch.MCA("btl", "self,vader,tcp"))
+	if err != nil {
+		return nil, err
+	}
+	return exec.Command(line[0], line[1:]...), nil
+}
+
+// Output runs args on np ranks and returns their stdout; stderr passes
+// through.
+func Output(np int, args ...string) ([]byte, error) {
+	cmd, err := Launch(np, args...)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", strings.Join(cmd.Args, " "), err)
+	}
+	return out, nil
+}
+
+// CheckRanks refuses rank counts above one in a build without MPI, before
+// any work.
+func CheckRanks(nps []int) error {
+	for _, np := range nps {
+		if np != 1 && !rank.MPI {
+			return fmt.Errorf("%d ranks asked for, but this build has no MPI (tag nompi): use --np 1", np)
+		}
+	}
+	return nil
+}
