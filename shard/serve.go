@@ -105,6 +105,11 @@ func (s *Served) Server(q int) int {
 	return hs[s.rank%len(hs)]
 }
 
+// Primary reports whether this rank is the first of the ranks serving
+// partition q: the one that counts q once when the ranks sum something
+// over all partitions.
+func (s *Served) Primary(q int) bool { return s.servers[q][0] == s.rank }
+
 // Slot returns the index of partition q among the partitions of each rank
 // serving it (the same on all of them).
 func (s *Served) Slot(q int) int {
