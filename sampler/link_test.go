@@ -22,7 +22,7 @@ func tasksOn(t *testing.T, f *fixture, p int, o Options, mk func(c *collective.C
 	var mu sync.Mutex
 	out := map[[2]int64]*Batch{}
 	world(t, p, func(c *collective.Comm) error {
-		s, err := shard.Serve(c, f.parts)
+		s, err := shard.Serve(c, f.Parts)
 		if err != nil {
 			return err
 		}
@@ -56,7 +56,7 @@ func (f *fixture) linkCanonical(t *testing.T, b *Batch) string {
 	t.Helper()
 	s := f.canonical(t, sampled{blocks: b.Blocks})
 	for i := range b.NegSrc {
-		s += fmt.Sprintf("%d-%d ", f.inputNode(t, b.NegSrc[i]), f.inputNode(t, b.NegDst[i]))
+		s += fmt.Sprintf("%d-%d ", f.InputNode(t, b.NegSrc[i]), f.InputNode(t, b.NegDst[i]))
 	}
 	return s
 }
@@ -143,7 +143,7 @@ func (f *fixture) checkLinkBatch(t *testing.T, b *Batch, o Options) {
 // nodeType returns the input node type of new node v.
 func (f *fixture) nodeType(t *testing.T, v int64) int {
 	t.Helper()
-	ty, _ := f.meta.NodeTypeOf(f.inputNode(t, v))
+	ty, _ := f.Meta.NodeTypeOf(f.InputNode(t, v))
 	return ty
 }
 
@@ -152,7 +152,7 @@ func (f *fixture) nodeType(t *testing.T, v int64) int {
 func TestNegativeLaw(t *testing.T) {
 	f := getFixture(t, false, 4)
 	indeg := map[int64]int{}
-	for _, d := range f.dst[0] {
+	for _, d := range f.Dst[0] {
 		indeg[d]++
 	}
 	for _, dist := range []NegativeDist{Uniform, Degree} {
@@ -164,13 +164,13 @@ func TestNegativeLaw(t *testing.T) {
 		total := 0
 		for _, b := range tasksOn(t, f, 2, o, mk) {
 			for _, v := range b.NegDst {
-				counts[f.inputNode(t, v)]++
+				counts[f.InputNode(t, v)]++
 				total++
 			}
 		}
 		want := map[int64]float64{}
 		sum := 0.0
-		for v := range f.meta.NumNodes[0] {
+		for v := range f.Meta.NumNodes[0] {
 			w := 1.0
 			if dist == Degree {
 				w = math.Pow(float64(indeg[v]), 0.75)
@@ -223,7 +223,7 @@ func TestNodeBatchLabels(t *testing.T) {
 		}
 		for i, v := range b.Seeds {
 			got := int64(binary.LittleEndian.Uint64(b.Labels.Row(int64(i))))
-			if want := f.label[f.inputNode(t, v)]; got != want {
+			if want := f.Label[f.InputNode(t, v)]; got != want {
 				t.Fatalf("batch %d: seed %d has label %d, the input says %d", b.Number, v, got, want)
 			}
 		}

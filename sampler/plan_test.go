@@ -18,7 +18,7 @@ func planOn(t *testing.T, f *fixture, p int, mk func(c *collective.Comm, s *shar
 	tasks := make([][]Task, p)
 	stats := make([]PlanStats, p)
 	world(t, p, func(c *collective.Comm) error {
-		s, err := shard.Serve(c, f.parts)
+		s, err := shard.Serve(c, f.Parts)
 		if err != nil {
 			return err
 		}
@@ -69,14 +69,14 @@ func TestNodePlan(t *testing.T) {
 			seen = append(seen, ref[[2]int64{int64(e), b}].Seeds...)
 		}
 		var want []int64
-		for v, on := range f.train {
+		for v, on := range f.Train {
 			if on {
 				want = append(want, v)
 			}
 		}
 		var got []int64
 		for _, v := range seen {
-			got = append(got, f.inputNode(t, v))
+			got = append(got, f.InputNode(t, v))
 		}
 		slices.Sort(got)
 		slices.Sort(want)
@@ -126,17 +126,17 @@ func TestEdgePlan(t *testing.T) {
 				continue
 			}
 			for _, p := range task.Pos {
-				src, dst := f.inputNode(t, p.Src), f.inputNode(t, p.Dst)
+				src, dst := f.InputNode(t, p.Src), f.InputNode(t, p.Dst)
 				var id int64 = -1
-				for _, cand := range f.in[p.EType][dst] {
-					if f.edgeNewID(t, p.EType, cand) == p.EID {
+				for _, cand := range f.In[p.EType][dst] {
+					if f.EdgeNewID(t, p.EType, cand) == p.EID {
 						id = cand
 					}
 				}
-				if id < 0 || f.src[p.EType][id] != src || p.EType != 0 {
+				if id < 0 || f.Src[p.EType][id] != src || p.EType != 0 {
 					t.Fatalf("positive %d -> %d (edge %d, type %d) is not an input edge", src, dst, p.EID, p.EType)
 				}
-				if f.weight[0][id] == 0 {
+				if f.Weight[0][id] == 0 {
 					t.Fatalf("edge %d has no training mark (w = 0) but is a positive", id)
 				}
 				seen[id]++
@@ -144,7 +144,7 @@ func TestEdgePlan(t *testing.T) {
 		}
 	}
 	marked := 0
-	for _, w := range f.weight[0] {
+	for _, w := range f.Weight[0] {
 		if w != 0 {
 			marked++
 		}
@@ -184,7 +184,7 @@ func TestPlanErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		err := worldRun(2, func(c *collective.Comm) error {
-			s, err := shard.Serve(c, f.parts)
+			s, err := shard.Serve(c, f.Parts)
 			if err != nil {
 				return err
 			}

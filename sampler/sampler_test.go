@@ -43,7 +43,7 @@ func sampleOn(t *testing.T, f *fixture, p int, o Options, excl func(b int64, see
 	var mu sync.Mutex
 	out := map[int64]sampled{}
 	world(t, p, func(c *collective.Comm) error {
-		s, err := shard.Serve(c, f.parts)
+		s, err := shard.Serve(c, f.Parts)
 		if err != nil {
 			return err
 		}
@@ -78,7 +78,7 @@ func (f *fixture) canonical(t *testing.T, s sampled) string {
 	for l, bl := range s.blocks {
 		fmt.Fprintf(&b, "block %d: %d dst\n", l, bl.NumDst)
 		for _, v := range bl.Nodes {
-			fmt.Fprintf(&b, "%d ", f.inputNode(t, v))
+			fmt.Fprintf(&b, "%d ", f.InputNode(t, v))
 		}
 		b.WriteString("\n")
 		for i := range bl.Src {
@@ -96,7 +96,7 @@ func (f *fixture) canonical(t *testing.T, s sampled) string {
 // takes all of them, and excluded edges never appear.
 func (f *fixture) checkBatch(t *testing.T, s sampled, o Options) {
 	t.Helper()
-	fanouts, err := o.layerFanouts(f.meta.EdgeTypes)
+	fanouts, err := o.layerFanouts(f.Meta.EdgeTypes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,20 +126,20 @@ func (f *fixture) checkBatch(t *testing.T, s sampled, o Options) {
 		drawn := map[key][]int64{}
 		for i := range bl.Src {
 			et, id := bl.ETypes[i], bl.OrigEIDs[i]
-			src, dst := f.inputNode(t, bl.Nodes[bl.Src[i]]), f.inputNode(t, bl.Nodes[bl.Dst[i]])
-			if id < 0 || id >= int64(len(f.src[et])) || f.src[et][id] != src || f.dst[et][id] != dst {
+			src, dst := f.InputNode(t, bl.Nodes[bl.Src[i]]), f.InputNode(t, bl.Nodes[bl.Dst[i]])
+			if id < 0 || id >= int64(len(f.Src[et])) || f.Src[et][id] != src || f.Dst[et][id] != dst {
 				t.Fatalf("block %d edge %d: %d -> %d of type %d with input ID %d is not an input edge", l, i, src, dst, et, id)
 			}
 			if int(bl.Dst[i]) >= bl.NumDst {
 				t.Fatalf("block %d edge %d ends at source-only node %d", l, i, bl.Dst[i])
 			}
 			drawn[key{int(bl.Dst[i]), et}] = append(drawn[key{int(bl.Dst[i]), et}], id)
-			if weighted && f.weight[et][id] == 0 {
+			if weighted && f.Weight[et][id] == 0 {
 				t.Fatalf("block %d: edge %d of type %d weighs 0 and was drawn", l, id, et)
 			}
 		}
 		for d := range bl.NumDst {
-			dst := f.inputNode(t, bl.Nodes[d])
+			dst := f.InputNode(t, bl.Nodes[d])
 			for et, fan := range fanouts[layer] {
 				ids := drawn[key{d, int16(et)}]
 				all := f.candidates(t, s, et, bl.Nodes[d], dst, weighted)
@@ -186,7 +186,7 @@ func (f *fixture) candidates(t *testing.T, s sampled, et int, node, dst int64, w
 	t.Helper()
 	var out []int64
 	newOf := func(in int64) int64 {
-		for n, o := range f.orig {
+		for n, o := range f.Orig {
 			if o == in {
 				return n
 			}
@@ -195,34 +195,24 @@ func (f *fixture) candidates(t *testing.T, s sampled, et int, node, dst int64, w
 		return -1
 	}
 next:
-	for _, id := range f.in[et][dst] {
-		if weighted && f.weight[et][id] == 0 {
+	for _, id := range f.In[et][dst] {
+		if weighted && f.Weight[et][id] == 0 {
 			continue
 		}
 		for _, x := range s.excl {
 			if x.Dst != node || x.EType != et {
 				continue
 			}
-			if x.EID < 0 && newOf(f.src[et][id]) == x.Src {
+			if x.EID < 0 && newOf(f.Src[et][id]) == x.Src {
 				continue next
 			}
-			if x.EID >= 0 && f.edgeNewID(t, et, id) == x.EID {
+			if x.EID >= 0 && f.EdgeNewID(t, et, id) == x.EID {
 				continue next
 			}
 		}
 		out = append(out, id)
 	}
 	return out
-}
-
-// edgeNewID returns the new ID of input edge (et, id).
-func (f *fixture) edgeNewID(t *testing.T, et int, id int64) int64 {
-	t.Helper()
-	n, ok := f.newEdge[[2]int64{int64(et), id}]
-	if !ok {
-		t.Fatalf("input edge %d of type %d is in no partition", id, et)
-	}
-	return n
 }
 
 // optionCases are the ways of drawing every test runs: uniform and
@@ -297,20 +287,20 @@ func TestSampleSameAtAnyRankCount(t *testing.T) {
 func TestSampleExclusions(t *testing.T) {
 	for _, hetero := range []bool{false, true} {
 		f := getFixture(t, hetero, 4)
-		newID := f.newIDs()
+		newID := f.NewIDs()
 		// Exclude, for each seed with in-edges, its first input in-edge of
 		// each type: by ID for even seeds, by source for odd ones.
 		excl := func(_ int64, seeds []int64) []Exclusion {
 			var xs []Exclusion
 			for i, v := range seeds {
-				for et := range f.meta.EdgeTypes {
-					ids := f.in[et][f.orig[v]]
+				for et := range f.Meta.EdgeTypes {
+					ids := f.In[et][f.Orig[v]]
 					if len(ids) == 0 {
 						continue
 					}
-					x := Exclusion{Dst: v, EType: et, EID: -1, Src: newID[f.src[et][ids[0]]]}
+					x := Exclusion{Dst: v, EType: et, EID: -1, Src: newID[f.Src[et][ids[0]]]}
 					if i%2 == 0 {
-						x.EID, x.Src = f.edgeNewID(t, et, ids[0]), 0
+						x.EID, x.Src = f.EdgeNewID(t, et, ids[0]), 0
 					}
 					xs = append(xs, x)
 				}
