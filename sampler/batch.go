@@ -73,10 +73,10 @@ func (s *Sampler) linkSeeds(b *Batch) error {
 	if err != nil {
 		return err
 	}
-	s.ids.reset(2*len(b.Pos) + len(b.NegDst))
+	s.ids.Reset(2*len(b.Pos) + len(b.NegDst))
 	b.Seeds = nil
 	index := func(v int64) int32 {
-		i, had := s.ids.insert(v, int32(len(b.Seeds)))
+		i, had := s.ids.Insert(v, int32(len(b.Seeds)))
 		if !had {
 			b.Seeds = append(b.Seeds, v)
 		}

@@ -35,7 +35,7 @@ type Sampler struct {
 	labelShape []int64      // ... and row shape
 
 	// per-batch scratch
-	ids              idMap
+	ids              graph.IDMap
 	lpos             []int64 // local positions of a layer, in frontier order
 	lpart, ltype     []int16 // ... their partitions and edge types
 	local, far, all  edgeList

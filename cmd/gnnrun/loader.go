@@ -1,0 +1,346 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"gnnrun/collective"
+	"gnnrun/cuda"
+	"gnnrun/prefetch"
+	"gnnrun/report"
+	"gnnrun/shard"
+)
+
+type loaderArgs struct {
+	batchFlags
+	device, cache, feat      string
+	hotBytes                 int64
+	computeMS                float64
+	verify                   bool
+	workers, sampleDepth     int
+	gatherDepth, deviceDepth int
+	maxBatches               int
+}
+
+var loaderFlags loaderArgs
+
+func init() {
+	register(&command{
+		name:    "loader",
+		summary: "run the asynchronous mini-batch pipeline (sample, gather, device copy) with a stand-in trainer",
+		usage:   "loader PARTDIR --fanouts 15,10,5 --batch-size 1024 --epochs E [--device host|cuda|auto] [--cache reuse|none] [--hot-cache BYTES] [--compute-ms X] [--verify] [flags]",
+		help: `Runs the per-GPU pipeline on every rank, as a trainer would get its
+batches: the schedule of the next batches, sampling (--sample-workers side by
+side, up to --sample-depth batches ahead), the gather of the input nodes'
+--feat rows (local ones from the mapped partition, remote ones over
+--transport) into one host buffer per batch (--gather-depth ahead), and the
+copy to the device (--device-depth batches ahead of the trainer). The
+pipeline does not stop between epochs. A stand-in trainer holds each batch
+for --compute-ms milliseconds (a GPU's step, which takes no CPU), then
+releases it.
+
+The device keeps each buffer's rows from the batch it last held (--cache
+reuse): a new batch's input nodes found there stay in their rows, and only
+the others are gathered and copied, into the rows of the nodes that left,
+in ascending order; the buffer grows or shrinks to the batch. Rows are then
+in slot order: the batch's outermost block's source indices are renumbered
+to slots, and the batch carries each input node's slot. With --hot-cache
+BYTES the rows of the highest in-degree nodes that fit are kept on the
+device for the whole run and copied from there.
+
+--verify copies every batch back from the device and checks each input
+node's row against the partition's row of the node. At the end rank 0 prints
+per stage its busy time and the mean fill of its input queue, the trainer's
+wait as a fraction of the run, batches/s, rows gathered locally and
+remotely, rows reused and from the hot cache, and the bytes copied to the
+device against the bytes of every input row. --max-batches N stops the
+trainer early (the pipeline shuts down cleanly).
+
+` + batchFlagsHelp,
+		flags: func(fs *pflag.FlagSet) {
+			f := &loaderFlags
+			f.batchFlags.register(fs)
+			fs.StringVar(&f.device, "device", "host", "where the batches go: host, cuda or auto (cuda when a GPU is bound to the rank)")
+			fs.StringVar(&f.cache, "cache", "reuse", "reuse the rows already on the device (reuse) or copy every row (none)")
+			fs.Int64Var(&f.hotBytes, "hot-cache", 0, "device bytes for a static cache of the highest in-degree nodes' rows (0: none)")
+			fs.StringVar(&f.feat, "feat", "feat", "node array gathered for the input nodes")
+			fs.Float64Var(&f.computeMS, "compute-ms", 0, "milliseconds the stand-in trainer holds each batch")
+			fs.BoolVar(&f.verify, "verify", false, "check every batch's device rows against the partition's rows")
+			fs.IntVar(&f.workers, "sample-workers", 2, "samplers running side by side on each rank")
+			fs.IntVar(&f.sampleDepth, "sample-depth", 8, "batches sampled ahead of the gather")
+			fs.IntVar(&f.gatherDepth, "gather-depth", 2, "batches gathered on the host ahead of the device copy")
+			fs.IntVar(&f.deviceDepth, "device-depth", 1, "batches on the device ahead of the trainer")
+			fs.IntVar(&f.maxBatches, "max-batches", 0, "stop the trainer after this many batches (0: all)")
+		},
+		run: runLoader,
+	})
+}
+
+// loaderRun is one run of the command.
+type loaderRun struct {
+	e       *env
+	f       loaderArgs
+	served  *shard.Served
+	l       *prefetch.Loader
+	dump    *dumper
+	elapsed time.Duration
+	// The trainer's waits: for the first batch of every epoch after the
+	// first, and for the others.
+	firstWait, otherWait time.Duration
+	firsts, others       int64
+}
+
+func runLoader(e *env, args []string) error {
+	f := loaderFlags
+	if len(args) != 1 {
+		return fmt.Errorf("want one partition directory (see gnnrun help loader)")
+	}
+	o, err := f.prefetchOptions()
+	if err != nil {
+		return err
+	}
+	if f.dump != "" {
+		if err := checkOnRoot(e.comm, func() error { return checkDirPath("--dump", f.dump) }); err != nil {
+			return err
+		}
+	}
+	kind, err := cuda.ParseKind(f.device)
+	if err != nil {
+		return err
+	}
+	dev, err := cuda.Open(kind, 0) // the rank's GPU: the binding made it device 0
+	if err = agreeErr(e.comm, err); err != nil {
+		return err
+	}
+	o.Device = dev
+	end := e.stage("open")
+	served, err := shard.Serve(e.comm, args[0])
+	end()
+	if err != nil {
+		return err
+	}
+	// The partitions and the device are released only after a clean
+	// finish: after an error the pipeline's stages may still read them
+	// until the job ends (prefetch.Loader.Next).
+	r := &loaderRun{e: e, f: f, served: served}
+	if err := r.start(o); err != nil {
+		return err
+	}
+	if err := r.train(); err != nil {
+		return err
+	}
+	if err := r.finish(); err != nil {
+		return err
+	}
+	if err := served.Close(); err != nil {
+		return err
+	}
+	return dev.Close()
+}
+
+// prefetchOptions turns the flags into the pipeline's options, failing on
+// bad values before any work.
+func (f *loaderArgs) prefetchOptions() (prefetch.Options, error) {
+	so, err := f.batchFlags.options()
+	if err != nil {
+		return prefetch.Options{}, err
+	}
+	o := prefetch.Options{Sampler: so, Epochs: f.epochs, Feature: f.feat, HotBytes: f.hotBytes, Verify: f.verify,
+		SampleWorkers: f.workers, SampleDepth: f.sampleDepth, GatherDepth: f.gatherDepth, DeviceDepth: f.deviceDepth}
+	for _, d := range []struct {
+		name string
+		v    int
+	}{{"--sample-workers", f.workers}, {"--sample-depth", f.sampleDepth}, {"--gather-depth", f.gatherDepth}, {"--device-depth", f.deviceDepth}} {
+		if d.v < 1 {
+			return o, fmt.Errorf("%s %d: must be at least 1", d.name, d.v)
+		}
+	}
+	switch {
+	case f.computeMS < 0:
+		return o, fmt.Errorf("--compute-ms %v: must be >= 0", f.computeMS)
+	case f.maxBatches < 0:
+		return o, fmt.Errorf("--max-batches %d: must be >= 0", f.maxBatches)
+	case f.hotBytes < 0:
+		return o, fmt.Errorf("--hot-cache %d: must be >= 0", f.hotBytes)
+	}
+	if o.Cache, err = prefetch.ParseCacheMode(f.cache); err != nil {
+		return o, err
+	}
+	return o, nil
+}
+
+// start makes the plan, the loader and the dumper. It is collective.
+func (r *loaderRun) start(o prefetch.Options) error {
+	e := r.e
+	pl, err := r.f.plan(e.comm, r.served, &o.Sampler)
+	if err != nil {
+		return err
+	}
+	o.Fault = e.faultPoint
+	end := e.stage("setup")
+	r.l, err = prefetch.New(e.comm, r.served, pl, o)
+	end()
+	if err != nil {
+		return err
+	}
+	if r.f.dump != "" {
+		if r.dump, err = newDumper(e.comm, r.served, r.f.dump, o.Sampler.Transport); err != nil {
+			return err
+		}
+	}
+	r.f.describe(e, r.served, pl, "loader")
+	e.printf("  device %s, cache %s, hot cache %s, depths: %d sample workers, sample %d, gather %d, device %d\n",
+		o.Device.Name(), r.f.cache, report.Bytes(r.f.hotBytes), r.f.workers, r.f.sampleDepth, r.f.gatherDepth, r.f.deviceDepth)
+	return nil
+}
+
+// train is the stand-in trainer: it takes every batch, holds it
+// --compute-ms, verifies and dumps it when asked, and releases it.
+func (r *loaderRun) train() error {
+	e, f := r.e, r.f
+	task := e.meter.Start("loader", r.l.BatchesPerRank(), "batches")
+	end := e.stage("train")
+	defer end()
+	t0 := time.Now()
+	hold := time.Duration(f.computeMS * float64(time.Millisecond))
+	newEpoch := false
+	for n := 0; f.maxBatches == 0 || n < f.maxBatches; n++ {
+		tw := time.Now()
+		b, err := r.l.Next()
+		wait := time.Since(tw)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if newEpoch {
+			r.firstWait += wait
+			r.firsts++
+		} else if n > 0 {
+			r.otherWait += wait
+			r.others++
+		}
+		newEpoch = b.EndOfEpoch
+		if hold > 0 {
+			time.Sleep(hold)
+		}
+		if err := r.check(b); err != nil {
+			return err
+		}
+		b.Release()
+		task.Add(1)
+	}
+	r.elapsed = time.Since(t0)
+	task.Done()
+	return nil
+}
+
+// check verifies and dumps a batch as asked.
+func (r *loaderRun) check(b *prefetch.Batch) error {
+	if r.f.verify {
+		if err := r.l.Verify(b); err != nil {
+			return err
+		}
+	}
+	if r.dump == nil {
+		return nil
+	}
+	// Block 0's sources are device slots now; the dump wants them as
+	// indices into the block's nodes.
+	inv := make([]int32, b.Rows)
+	for i, s := range b.InputSlots {
+		inv[s] = int32(i)
+	}
+	src := make([]int32, len(b.Blocks[0].Src))
+	for k, s := range b.Blocks[0].Src {
+		src[k] = inv[s]
+	}
+	return r.dump.dump(b.Batch, src)
+}
+
+// finish closes the loader and prints and records what it did; it is
+// collective.
+func (r *loaderRun) finish() error {
+	if err := r.l.Close(); err != nil {
+		return err
+	}
+	if r.dump != nil {
+		if err := r.dump.close(); err != nil {
+			return err
+		}
+	}
+	return r.report()
+}
+
+// report prints the run's numbers, per stage and in total over ranks.
+func (r *loaderRun) report() error {
+	e := r.e
+	st := r.l.Stats()
+	secs := r.elapsed.Seconds()
+	mine := []float64{secs, st.TrainerWait.Seconds(), float64(st.Batches), float64(st.RowsInput), float64(st.RowsReused), float64(st.RowsHot),
+		float64(st.RowsFetched), float64(st.RowsLocal), float64(st.RowsRemote), float64(st.BytesToDevice), float64(st.BytesWithoutCache),
+		r.firstWait.Seconds(), float64(r.firsts), r.otherWait.Seconds(), float64(r.others), float64(st.HostBytes)}
+	for _, s := range st.Stages {
+		mine = append(mine, s.Busy.Seconds(), s.MeanQueueFill)
+	}
+	all, _, err := collective.Allgatherv(e.comm, mine)
+	if err != nil {
+		return err
+	}
+	w, p := len(mine), e.comm.Size()
+	col := func(k int) []float64 {
+		out := make([]float64, p)
+		for i := range out {
+			out[i] = all[i*w+k]
+		}
+		return out
+	}
+	total := func(k int) float64 {
+		s := 0.0
+		for _, v := range col(k) {
+			s += v
+		}
+		return s
+	}
+	slowest := 0.0
+	for _, v := range col(0) {
+		slowest = max(slowest, v)
+	}
+	waitFrac := total(1) / max(total(0), 1e-9)
+	e.printf("  %-9s %8s %12s\n", "stage", "busy s", "queue fill")
+	stages := map[string]any{}
+	for i, s := range st.Stages {
+		busy, fill := total(16+2*i)/float64(p), total(17+2*i)/float64(p)
+		e.printf("  %-9s %8.3f %11.0f%%   (mean over ranks; %d worker(s) each)\n", s.Name, busy, 100*fill, s.Workers)
+		stages[s.Name] = map[string]float64{"busy_s": busy, "mean_queue_fill": fill}
+	}
+	rowBytes := float64(r.l.RowBytes())
+	e.printf("  trainer waited %.1f%% of the run (%.3fs of %.3fs per rank); %.1f batches/s per rank, %.1f in all\n",
+		100*waitFrac, total(1)/float64(p), total(0)/float64(p), total(2)/float64(p)/max(slowest, 1e-9), total(2)/max(slowest, 1e-9))
+	if total(12) > 0 && total(14) > 0 {
+		e.printf("  first batch of an epoch waited %.2f ms on average, the others %.2f ms\n", 1e3*total(11)/total(12), 1e3*total(13)/total(14))
+	}
+	e.printf("  input rows %s: reused %s (%.1f%%), hot cache %s, copied %s (gathered %s locally, %s remotely)\n",
+		report.Count(int64(total(3))), report.Count(int64(total(4))), 100*total(4)/max(total(3), 1), report.Count(int64(total(5))),
+		report.Count(int64(total(6))), report.Count(int64(total(7))), report.Count(int64(total(8))))
+	e.printf("  bytes to the device %s, without the cache %s (saved %s = %s rows of %.0f bytes)\n",
+		report.Bytes(int64(total(9))), report.Bytes(int64(total(10))), report.Bytes(int64(total(10)-total(9))),
+		report.Count(int64(total(4)+total(5))), rowBytes)
+	batches := make([]int64, p)
+	for i, v := range col(2) {
+		batches[i] = int64(v)
+	}
+	e.rec.Set("loader", map[string]any{
+		"trainer_wait_fraction": waitFrac, "rows_input": total(3), "rows_reused": total(4), "rows_hot": total(5),
+		"rows_fetched": total(6), "rows_local": total(7), "rows_remote": total(8), "batches": batches,
+		"bytes_to_device": total(9), "bytes_to_device_without_cache": total(10), "stages": stages,
+		"first_of_epoch_wait_s": total(11) / max(total(12), 1), "other_wait_s": total(13) / max(total(14), 1),
+		"seconds_slowest": slowest, "host_bytes": total(15),
+	})
+	return nil
+}

@@ -1,0 +1,148 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Kind names a backend.
+type Kind int
+
+// The backends.
+const (
+	// Host keeps device memory in ordinary memory.
+	Host Kind = iota
+	// CUDA is an NVIDIA GPU through the driver API.
+	CUDA
+	// Auto is CUDA when a GPU is there for the rank, else Host.
+	Auto
+)
+
+var kindNames = [...]string{Host: "host", CUDA: "cuda", Auto: "auto"}
+
+// String returns the kind's flag name.
+func (k Kind) String() string {
+	if k < 0 || int(k) >= len(kindNames) {
+		return fmt.Sprintf("Kind(%d)", int(k))
+	}
+	return kindNames[k]
+}
+
+// ParseKind parses "host", "cuda" or "auto".
+func ParseKind(s string) (Kind, error) {
+	for k, n := range kindNames {
+		if n == s {
+			return Kind(k), nil
+		}
+	}
+	return 0, fmt.Errorf("cuda: device %q is not host, cuda or auto", s)
+}
+
+// ErrNoGPU is wrapped by Open's error when the CUDA backend cannot run.
+var ErrNoGPU = errors.New("no usable GPU")
+
+// Device is one device's memory and streams. Its methods are safe to call
+// from several goroutines.
+type Device interface {
+	// Name says which device it is, for reports.
+	Name() string
+	// Kind returns its backend.
+	Kind() Kind
+	// Alloc returns a buffer of n bytes, zeroed on the host backend and
+	// uninitialised on a GPU; it fails when the device is out of memory.
+	Alloc(n int64) (Buffer, error)
+	// NewStream returns a stream: a queue of operations run in order.
+	NewStream() (Stream, error)
+	// Close releases the device; its buffers and streams must be freed
+	// and closed first.
+	Close() error
+}
+
+// Buffer is device memory.
+type Buffer interface {
+	// Len returns its size in bytes.
+	Len() int64
+	// Host returns the memory itself on the host backend, nil on a GPU.
+	// Reading it is safe only after an Event recorded behind the writes.
+	Host() []byte
+	// Free releases it; freeing twice is an error.
+	Free() error
+}
+
+// Stream runs device operations in the order they were queued. Every
+// operation returns once queued, not done: a host slice handed to it must
+// stay unchanged, and a buffer it writes must not be read, until an Event
+// recorded after it completes (or Sync returns). Errors of validation
+// (offsets out of range, a row past a buffer) come back at once; an error
+// while running comes back from the next Sync or Event.Wait.
+type Stream interface {
+	// CopyToDevice copies src to dst at byte off.
+	CopyToDevice(dst Buffer, off int64, src []byte) error
+	// CopyToHost copies len(dst) bytes of src from byte off into dst.
+	CopyToHost(dst []byte, src Buffer, off int64) error
+	// CopyDevice copies n bytes from src at srcOff to dst at dstOff.
+	CopyDevice(dst Buffer, dstOff int64, src Buffer, srcOff, n int64) error
+	// ScatterRows copies row k of host (rows of rowBytes) into row
+	// slots[k] of dst: the rows a batch lacks, into the slots they take.
+	ScatterRows(dst Buffer, slots []int32, host []byte, rowBytes int) error
+	// CopyRows copies row srcRows[k] of src into row dstRows[k] of dst: a
+	// gather by index between two buffers (src and dst must differ).
+	CopyRows(dst Buffer, dstRows []int32, src Buffer, srcRows []int32, rowBytes int) error
+	// MoveRows copies row from[k] of buf into row to[k]; no row may be
+	// both read and written.
+	MoveRows(buf Buffer, from, to []int32, rowBytes int) error
+	// Record returns an event that completes when everything queued
+	// before it has.
+	Record() (Event, error)
+	// Sync waits for everything queued and returns the first error.
+	Sync() error
+	// Close waits for the queue and releases the stream.
+	Close() error
+}
+
+// Event marks a point in a stream.
+type Event interface {
+	// Wait blocks until the stream reached the event; it returns the
+	// stream's first error, if any, up to that point.
+	Wait() error
+	// Close releases the event.
+	Close()
+}
+
+// Open opens device ordinal of the kind; Auto opens the CUDA device when
+// one is usable and falls back to the host backend otherwise.
+func Open(k Kind, ordinal int) (Device, error) {
+	switch k {
+	case Host:
+		return newHostDevice(), nil
+	case CUDA:
+		return openCUDA(ordinal)
+	case Auto:
+		d, err := openCUDA(ordinal)
+		if errors.Is(err, ErrNoGPU) {
+			return newHostDevice(), nil
+		}
+		return d, err
+	}
+	return nil, fmt.Errorf("cuda: unknown device kind %d", int(k))
+}
+
+// checkRows checks that every index of rows is a row of a buffer of n
+// bytes in rows of rowBytes.
+func checkRows(what string, rows []int32, n int64, rowBytes int) error {
+	limit := n / int64(rowBytes)
+	for k, r := range rows {
+		if r < 0 || int64(r) >= limit {
+			return fmt.Errorf("cuda: %s %d is row %d; the buffer holds %d rows of %d bytes", what, k, r, limit, rowBytes)
+		}
+	}
+	return nil
+}
+
+// checkSpan checks that [off, off+n) lies in a buffer of size bytes.
+func checkSpan(what string, off, n, size int64) error {
+	if off < 0 || n < 0 || off+n > size {
+		return fmt.Errorf("cuda: %s of %d bytes at %d is outside a buffer of %d bytes", what, n, off, size)
+	}
+	return nil
+}

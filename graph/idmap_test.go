@@ -1,0 +1,38 @@
+package graph
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// IDMap against a Go map, through growth past its reset size and reuse.
+func TestIDMapMatchesMap(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 1))
+	var m IDMap
+	for round := range 3 {
+		m.Reset(10)
+		want := map[int64]int32{}
+		for k := range 5000 {
+			v := int64(r.IntN(4000)) << (round * 20)
+			got, had := m.Insert(v, int32(k))
+			w, wasThere := want[v]
+			if !wasThere {
+				want[v], w = int32(k), int32(k)
+			}
+			if had != wasThere || got != w {
+				t.Fatalf("Insert(%d): %d %v; want %d %v", v, got, had, w, wasThere)
+			}
+		}
+		if m.Len() != len(want) {
+			t.Fatalf("Len %d, want %d", m.Len(), len(want))
+		}
+		for v, w := range want {
+			if got, ok := m.Get(v); !ok || got != w {
+				t.Fatalf("Get(%d) = %d %v, want %d", v, got, ok, w)
+			}
+		}
+		if _, ok := m.Get(-5 + 1<<40); ok {
+			t.Fatal("Get found a key never inserted")
+		}
+	}
+}

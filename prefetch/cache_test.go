@@ -1,0 +1,189 @@
+package prefetch
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// applyPlainly applies an update to a buffer whose rows hold their node's
+// ID (a stand-in for its feature row), one row at a time, as a reader of
+// the Update's documentation would: grow, move, copy from the hot cache
+// (whose row r holds hotNodes[r]) and from the host, then shrink.
+func applyPlainly(t *testing.T, buf []int64, up *Update, nodes, hotNodes []int64) []int64 {
+	t.Helper()
+	for len(buf) < up.Size {
+		buf = append(buf, -1)
+	}
+	written := map[int32]bool{}
+	for k := range up.MovesFrom {
+		written[up.MovesTo[k]] = true
+	}
+	for k, from := range up.MovesFrom {
+		if written[from] {
+			t.Fatalf("move %d reads row %d, which another move writes", k, from)
+		}
+		buf[up.MovesTo[k]] = buf[from]
+	}
+	for k, s := range up.HotSlots {
+		buf[s] = hotNodes[up.HotRows[k]]
+	}
+	for k, s := range up.FetchSlots {
+		buf[s] = nodes[up.Fetch[k]]
+	}
+	return buf[:up.Size]
+}
+
+// checkUpdate checks an update from prev to nodes against plain set
+// arithmetic: every input node's row holds it, the counts are the sizes of
+// the intersection and differences, the rows written are exactly the free
+// rows below the new end, taken in ascending order, and shared rows below
+// the new end stay where they were.
+func checkUpdate(t *testing.T, prev Slots, nodes []int64, hotSet map[int64]int32, up *Update, buf []int64) {
+	t.Helper()
+	for i, v := range nodes {
+		if s := up.SlotOf[i]; buf[s] != v || up.After[s] != v {
+			t.Fatalf("input node %d (%d) has row %d, which holds %d (After says %d)", i, v, s, buf[s], up.After[s])
+		}
+	}
+	inNew := map[int64]bool{}
+	for _, v := range nodes {
+		inNew[v] = true
+	}
+	oldRow := map[int64]int{}
+	for r, v := range prev {
+		oldRow[v] = r
+	}
+	var shared, hot int
+	for _, v := range nodes {
+		if _, ok := oldRow[v]; ok {
+			shared++
+		} else if _, ok := hotSet[v]; ok {
+			hot++
+		}
+	}
+	if up.Reused != shared || up.Hot != hot || up.Fetched != len(nodes)-shared-hot || up.Size != len(nodes) {
+		t.Fatalf("reused %d, hot %d, fetched %d of %d; want %d, %d, %d", up.Reused, up.Hot, up.Fetched, up.Size, shared, hot, len(nodes)-shared-hot)
+	}
+	var free []int32
+	for r := range len(nodes) {
+		if r >= len(prev) || !inNew[prev[r]] {
+			free = append(free, int32(r))
+		}
+	}
+	taken := append([]int32(nil), up.MovesTo...)
+	slotOfNew := map[int64]int32{}
+	for _, s := range append(slices.Clone(up.HotSlots), up.FetchSlots...) {
+		slotOfNew[up.After[s]] = s
+	}
+	for _, v := range nodes {
+		if s, ok := slotOfNew[v]; ok {
+			taken = append(taken, s)
+		}
+	}
+	if !slices.Equal(taken, free) {
+		t.Fatalf("rows taken (moves, then new nodes in input order) %v; the free rows below the end are %v", taken, free)
+	}
+	for i, v := range nodes {
+		if r, ok := oldRow[v]; ok && r < len(nodes) && int(up.SlotOf[i]) != r {
+			t.Fatalf("shared node %d moved from row %d to %d", v, r, up.SlotOf[i])
+		}
+	}
+}
+
+// randomBatch draws n distinct nodes of [0, span), in random order.
+func randomBatch(r *rand.Rand, n, span int) []int64 {
+	p := r.Perm(span)[:n]
+	out := make([]int64, n)
+	for i, v := range p {
+		out[i] = int64(v)
+	}
+	return out
+}
+
+// The classification and the in-place update against plain set
+// arithmetic and a row-by-row application, over random sequences of
+// batches that grow, shrink, repeat and share nothing, with and without
+// a hot cache.
+func TestClassifyAgainstReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, withHot := range []bool{false, true} {
+		var hotNodes []int64
+		hotSet := map[int64]int32{}
+		var hot func(int64) (int32, bool)
+		if withHot {
+			hotNodes = randomBatch(r, 30, 200)
+			for i, v := range hotNodes {
+				hotSet[v] = int32(i)
+			}
+			hot = func(v int64) (int32, bool) { row, ok := hotSet[v]; return row, ok }
+		}
+		cls := newClassifier()
+		var prev Slots
+		var buf []int64
+		var sawMoves, sawGrow, sawShrink bool
+		for step := range 400 {
+			var nodes []int64
+			switch step % 5 {
+			case 0: // the same nodes, shuffled
+				nodes = slices.Clone([]int64(prev))
+				r.Shuffle(len(nodes), func(i, j int) { nodes[i], nodes[j] = nodes[j], nodes[i] })
+			case 1: // disjoint from the buffer
+				nodes = randomBatch(r, r.IntN(60), 200)
+				nodes = slices.DeleteFunc(nodes, func(v int64) bool { return slices.Contains(prev, v) })
+			default: // overlapping, growing or shrinking
+				nodes = randomBatch(r, r.IntN(120), 200)
+			}
+			up, err := cls.Classify(prev, nodes, hot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sawMoves = sawMoves || len(up.MovesFrom) > 0
+			sawGrow = sawGrow || len(nodes) > len(prev)
+			sawShrink = sawShrink || len(nodes) < len(prev)
+			buf = applyPlainly(t, buf, up, nodes, hotNodes)
+			checkUpdate(t, prev, nodes, hotSet, up, buf)
+			if step%5 == 0 && (up.Fetched != 0 || up.Hot != 0 || len(up.MovesFrom) != 0) {
+				t.Fatalf("the same nodes again: %d fetched, %d hot, %d moves", up.Fetched, up.Hot, len(up.MovesFrom))
+			}
+			if step%5 == 1 && up.Reused != 0 {
+				t.Fatalf("disjoint batch: %d reused", up.Reused)
+			}
+			prev = up.After
+		}
+		if !sawMoves || !sawGrow || !sawShrink {
+			t.Errorf("the sequence missed a case: moves %v, growth %v, shrinking %v", sawMoves, sawGrow, sawShrink)
+		}
+	}
+}
+
+func TestClassifyRefusesRepeatedNodes(t *testing.T) {
+	cls := newClassifier()
+	for _, c := range []struct {
+		prev  Slots
+		nodes []int64
+	}{{nil, []int64{1, 2, 1}}, {Slots{1, 2}, []int64{2, 3, 2}}, {Slots{1, 2}, []int64{3, 1, 3}}} {
+		if _, err := cls.Classify(c.prev, c.nodes, nil); err == nil || !strings.Contains(err.Error(), "appears twice") {
+			t.Errorf("prev %v, nodes %v: want a repeated node refused, got %v", c.prev, c.nodes, err)
+		}
+	}
+}
+
+// BenchmarkClassify: one batch of 300k input nodes against a buffer
+// sharing half of them.
+func BenchmarkClassify(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 4))
+	prev := Slots(randomBatch(r, 300_000, 2_000_000))
+	nodes := append(slices.Clone(prev[:150_000]), randomBatch(r, 150_000, 2_000_000)...)
+	nodes = slices.Compact(slices.Sorted(slices.Values(nodes)))
+	r.Shuffle(len(nodes), func(i, j int) { nodes[i], nodes[j] = nodes[j], nodes[i] })
+	cls := newClassifier()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := cls.Classify(prev, nodes, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(nodes))*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mnodes/s")
+}

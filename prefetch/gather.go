@@ -1,0 +1,169 @@
+package prefetch
+
+import (
+	"fmt"
+	"time"
+
+	"gnnrun/cuda"
+)
+
+// gatheredBatch is a batch with its device update planned and the rows
+// the device lacks gathered into one host buffer, in the update's fetch
+// order.
+type gatheredBatch struct {
+	sampled
+	up   *Update
+	host *hostBuffer
+	dev  int     // the device buffer it goes to
+	src0 []int32 // block 0's sources before renumbering (Options.Verify)
+}
+
+// hostBuffer is a gathered batch's rows; it returns to the pool once the
+// device copy that reads it has completed (ev).
+type hostBuffer struct {
+	rows []byte
+	ev   cuda.Event
+}
+
+// gather plans each batch's device update, in order, against the slots its
+// device buffer will hold by then (the gather stage keeps that table: the
+// device stage applies the updates in the same order), and pulls the rows
+// to copy: local ones from this rank's partitions, remote ones over the
+// store's transport (collective with alltoall: every rank pulls once per
+// batch per node type, in order).
+func (l *Loader) gather(from []chan sampled, out chan *gatheredBatch) {
+	defer close(out)
+	cls := newClassifier()
+	pred := make([]Slots, len(l.devs))
+	for seq := int64(0); ; seq++ {
+		ch := from[seq%int64(len(from))]
+		t0 := time.Now()
+		var s sampled
+		var ok bool
+		select {
+		case s, ok = <-ch:
+		case <-l.ctx.Done():
+			return
+		}
+		l.stats.waited(stageGather, time.Since(t0), len(ch), cap(ch))
+		if !ok {
+			return
+		}
+		t1 := time.Now()
+		g, err := l.gatherOne(cls, pred, s)
+		l.stats.busy(stageGather, time.Since(t1))
+		if err != nil {
+			l.fail(err)
+			return
+		}
+		select {
+		case out <- g:
+		case <-l.ctx.Done():
+			return
+		}
+	}
+}
+
+// gatherOne plans and gathers one batch.
+func (l *Loader) gatherOne(cls *classifier, pred []Slots, s sampled) (*gatheredBatch, error) {
+	if err := l.fault("gather"); err != nil {
+		return nil, err
+	}
+	nodes := s.batch.Blocks[0].Nodes
+	dev := int(s.seq % int64(len(pred)))
+	prev := pred[dev]
+	if l.o.Cache == NoCache {
+		prev = nil
+	}
+	var hot func(int64) (int32, bool)
+	if l.hot != nil {
+		hot = l.hot.row
+	}
+	up, err := cls.Classify(prev, nodes, hot)
+	if err != nil {
+		return nil, fmt.Errorf("prefetch: batch %d of epoch %d: %w", s.task.Number, s.task.Epoch, err)
+	}
+	pred[dev] = append(pred[dev][:0], up.After...)
+	host := l.getHostBuffer(len(up.Fetch) * l.rowBytes)
+	if err := l.pullRows(nodes, up.Fetch, host.rows); err != nil {
+		return nil, err
+	}
+	// The outermost block's sources index the device rows from here on.
+	b0 := s.batch.Blocks[0]
+	var src0 []int32
+	if l.o.Verify {
+		src0 = append([]int32(nil), b0.Src...)
+	}
+	for e, src := range b0.Src {
+		b0.Src[e] = up.SlotOf[src]
+	}
+	l.stats.rows(int64(len(nodes)), int64(up.Reused), int64(up.Hot), int64(up.Fetched), int64(l.rowBytes))
+	return &gatheredBatch{sampled: s, up: up, host: host, dev: dev, src0: src0}, nil
+}
+
+// pullRows pulls the feature rows of nodes[fetch[k]] into rows at k, one
+// pull per node type with features (every one, with or without IDs: the
+// alltoall pulls are collective).
+func (l *Loader) pullRows(nodes []int64, fetch []int32, rows []byte) error {
+	rb := int64(l.rowBytes)
+	book := l.served.Book
+	ids := make([][]int64, len(l.stores))
+	at := make([][]int, len(l.stores))
+	for k, i := range fetch {
+		v := nodes[i]
+		t := book.NodeType(v)
+		if l.stores[t] == nil {
+			return fmt.Errorf("prefetch: input node %d is of type %s, which has no node array %q", v, l.served.Config.NodeTypes[t], l.o.Feature)
+		}
+		ids[t], at[t] = append(ids[t], v), append(at[t], k)
+	}
+	for t, st := range l.stores {
+		if st == nil {
+			continue
+		}
+		before := st.Stats()
+		got, err := st.Pull(ids[t])
+		if err != nil {
+			return err
+		}
+		after := st.Stats()
+		l.stats.pulled(after.LocalRows-before.LocalRows, after.RemoteRows-before.RemoteRows)
+		for n, k := range at[t] {
+			copy(rows[int64(k)*rb:int64(k+1)*rb], got[int64(n)*rb:int64(n+1)*rb])
+		}
+	}
+	return nil
+}
+
+// getHostBuffer returns a buffer of n bytes, reusing one whose copy to the
+// device has completed.
+func (l *Loader) getHostBuffer(n int) *hostBuffer {
+	select {
+	case h := <-l.hostPool:
+		if h.ev != nil {
+			h.ev.Wait()
+			h.ev.Close()
+			h.ev = nil
+		}
+		if cap(h.rows) >= n {
+			h.rows = h.rows[:n]
+			return h
+		}
+	default:
+	}
+	l.stats.hostAlloc(int64(n))
+	return &hostBuffer{rows: make([]byte, n, n+n/8)}
+}
+
+// putHostBuffer returns a buffer to the pool once ev completes.
+func (l *Loader) putHostBuffer(h *hostBuffer, ev cuda.Event) {
+	h.ev = ev
+	select {
+	case l.hostPool <- h:
+	default:
+		if ev != nil {
+			ev.Wait()
+			ev.Close()
+		}
+	}
+}

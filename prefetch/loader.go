@@ -1,0 +1,316 @@
+package prefetch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"gnnrun/collective"
+	"gnnrun/cuda"
+	"gnnrun/rank"
+	"gnnrun/sampler"
+	"gnnrun/shard"
+)
+
+// Batch is a mini-batch whose input features are on the device, in slot
+// order: row InputSlots[i] of Features holds the features of input node i
+// (Blocks[0].Nodes[i]). Blocks[0].Src has been renumbered to slots, so a
+// trainer reads the outermost layer's sources as Features rows directly
+// (the destinations of block 0 are the input nodes InputSlots[:NumDst]).
+// Labels stay in seed order: they go with the model's outputs, the last
+// block's destinations, not with the input rows. Release it when done:
+// the device stage reuses its buffer for a later batch.
+type Batch struct {
+	*sampler.Batch
+	Features   cuda.Buffer
+	Rows       int // rows of Features the batch uses
+	RowBytes   int
+	InputSlots []int32
+	// EndOfEpoch marks the last batch of its epoch.
+	EndOfEpoch bool
+	// Where the rows came from: kept on the device from an earlier batch,
+	// copied from the static hot cache on the device, or copied from the
+	// host.
+	Reused, Hot, Fetched int
+
+	ready   cuda.Event
+	release func()
+	src0    []int32 // block 0's sources before renumbering (Options.Verify)
+}
+
+// Release gives the batch's device buffer back to the pipeline; the batch
+// must not be used afterwards. Releasing twice does nothing.
+func (b *Batch) Release() {
+	if b.release != nil {
+		b.release()
+		b.release = nil
+	}
+}
+
+// Loader runs the pipeline on one rank: schedule, sample, gather, copy to
+// the device, hand to the trainer. Every rank makes one, in the same order,
+// and every rank's trainer takes the same number of batches.
+type Loader struct {
+	o      Options
+	c      *collective.Comm // control: agreements of Close
+	served *shard.Served
+	plan   *sampler.Plan
+
+	samplers []*sampler.Sampler
+	stores   []*shard.Store // per node type: its feature rows (nil without)
+	verify   []*shard.Store // per node type, for Verify (own communicator)
+	rowBytes int
+	dtype    string
+	hot      *hotCache
+	devs     []*deviceBuffer // the device stage's buffers, used in turn
+	free     []chan struct{} // per buffer: a token while no batch holds it
+	stream   cuda.Stream
+	vstream  cuda.Stream // Verify's (the trainer's goroutine)
+	hostPool chan *hostBuffer // gathered rows whose copies completed, for reuse
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	errMu  sync.Mutex
+	err    error
+	out    chan *Batch
+
+	total    int64            // tasks of the whole run
+	sc       *collective.Comm // the scheduler's: its agreement to stop
+	stopping atomic.Bool      // this rank's trainer stopped (Close)
+	closed    bool
+
+	stats statsRecorder
+}
+
+// New starts the pipeline over the partitions s serves, drawing the tasks
+// of plan. It is collective.
+func New(c *collective.Comm, s *shard.Served, plan *sampler.Plan, o Options) (*Loader, error) {
+	o.setDefault()
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	cc, err := c.Dup()
+	if err != nil {
+		return nil, err
+	}
+	l := &Loader{o: o, c: cc, served: s, plan: plan, out: make(chan *Batch, o.DeviceDepth)}
+	l.total = plan.BatchesPerEpoch() * int64(o.Epochs)
+	if l.sc, err = c.Dup(); err != nil {
+		cc.Free()
+		return nil, err
+	}
+	if err := l.open(); err != nil {
+		l.closeResources()
+		return nil, err
+	}
+	l.ctx, l.cancel = context.WithCancel(context.Background())
+	l.start()
+	return l, nil
+}
+
+// open makes the samplers, the feature stores, the hot cache and the
+// device buffers. It is collective.
+func (l *Loader) open() error {
+	for range l.o.SampleWorkers {
+		sm, err := sampler.New(l.c, l.served, l.o.Sampler)
+		if err != nil {
+			return err
+		}
+		l.samplers = append(l.samplers, sm)
+	}
+	if err := l.samplers[0].CheckPlan(l.plan); err != nil {
+		return err
+	}
+	var err error
+	if l.stores, l.rowBytes, l.dtype, err = openStores(l.c, l.served, l.o.Feature, l.o.Sampler.Transport); err != nil {
+		return err
+	}
+	if l.o.Verify {
+		if l.verify, _, _, err = openStores(l.c, l.served, l.o.Feature, l.o.Sampler.Transport); err != nil {
+			return err
+		}
+		if l.vstream, err = l.o.Device.NewStream(); err != nil {
+			return err
+		}
+	}
+	if l.stream, err = l.o.Device.NewStream(); err != nil {
+		return err
+	}
+	if l.o.HotBytes > 0 {
+		if l.hot, err = newHotCache(l.c, l.served, l.stores, l.rowBytes, l.o.HotBytes, l.o.Device, l.stream); err != nil {
+			return err
+		}
+	}
+	for range l.o.DeviceDepth + 1 {
+		l.devs = append(l.devs, newDeviceBuffer(l.o.Device))
+		token := make(chan struct{}, 1)
+		token <- struct{}{}
+		l.free = append(l.free, token)
+	}
+	l.hostPool = make(chan *hostBuffer, l.o.GatherDepth+2)
+	return nil
+}
+
+// fail records the first error of any stage and stops every stage.
+func (l *Loader) fail(err error) {
+	l.errMu.Lock()
+	if l.err == nil {
+		l.err = err
+	}
+	l.errMu.Unlock()
+	l.cancel()
+}
+
+func (l *Loader) firstErr() error {
+	l.errMu.Lock()
+	defer l.errMu.Unlock()
+	return l.err
+}
+
+// Next returns the next batch, waiting for it; io.EOF after the last.
+//
+// An error from Next is fatal for the job, not just for the loader: a
+// stage of this rank may still be inside an exchange with the other ranks,
+// which ends only when the job does. End the job (fail with MPI_Abort, or
+// return from a local world's rank) and do not free what the loader reads
+// (the Served partitions) on the way out.
+func (l *Loader) Next() (*Batch, error) {
+	t0 := time.Now()
+	b, ok := <-l.out
+	l.stats.trainerWait(time.Since(t0), len(l.out), cap(l.out))
+	if !ok {
+		if err := l.firstErr(); err != nil {
+			return nil, err
+		}
+		return nil, io.EOF
+	}
+	if err := b.ready.Wait(); err != nil {
+		return nil, fmt.Errorf("prefetch: waiting for batch %d on the device: %w", b.Number, err)
+	}
+	return b, nil
+}
+
+// Err returns the error that stopped the pipeline, if any.
+func (l *Loader) Err() error { return l.firstErr() }
+
+// BatchesPerRank returns how many batches every rank's trainer gets.
+func (l *Loader) BatchesPerRank() int64 { return l.total }
+
+// RowBytes returns the bytes of one feature row.
+func (l *Loader) RowBytes() int { return l.rowBytes }
+
+// Close stops the pipeline and releases it. When the trainer stopped
+// before the last batch, the pipeline goes on, discarding its batches,
+// until the trainers of all ranks have stopped: the scheduler asks the
+// ranks before every task whether all want to stop, so every rank stops
+// at the same task and every exchange in flight finds its partners. It is
+// collective. After an error it only returns the error: see Next.
+func (l *Loader) Close() error {
+	if l.closed {
+		return nil
+	}
+	l.closed = true
+	if err := l.firstErr(); err != nil {
+		l.cancel() // the stages may be stuck in exchanges: see Next
+		return err
+	}
+	l.stopping.Store(true)
+	for b := range l.out { // what the trainer will not take
+		b.Release()
+	}
+	l.wg.Wait()
+	if err := l.firstErr(); err != nil {
+		return err
+	}
+	return l.closeResources()
+}
+
+// closeResources releases the samplers, stores and device memory; the
+// samplers and stores are collective.
+func (l *Loader) closeResources() error {
+	var first error
+	keep := func(err error) {
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	for _, sm := range l.samplers {
+		keep(sm.Close())
+	}
+	for _, st := range append(l.stores, l.verify...) {
+		if st != nil {
+			keep(st.Close())
+		}
+	}
+	if l.hot != nil {
+		keep(l.hot.free())
+	}
+	for _, d := range l.devs {
+		keep(d.free())
+	}
+	for _, st := range []cuda.Stream{l.stream, l.vstream} {
+		if st != nil {
+			keep(st.Close())
+		}
+	}
+	keep(l.sc.Free())
+	keep(l.c.Free())
+	if l.cancel != nil {
+		l.cancel()
+	}
+	return first
+}
+
+// openStores opens, for every node type with the feature array, a store
+// of its rows on its own communicator, and checks that the types' rows
+// are alike. It is collective.
+func openStores(c *collective.Comm, s *shard.Served, name string, t shard.Transport) ([]*shard.Store, int, string, error) {
+	stores := make([]*shard.Store, len(s.Config.NodeTypes))
+	rowBytes, dtype := -1, ""
+	var err error
+	for ti, nt := range s.Config.NodeTypes {
+		has := int64(1)
+		for _, p := range s.Parts {
+			if p.NodeFeat(nt, name) == nil {
+				has = 0
+			}
+		}
+		if has, err = collective.Min(c, has); err != nil {
+			return nil, 0, "", err
+		}
+		if has == 0 {
+			continue
+		}
+		if stores[ti], err = shard.NewStore(c, s, nt, name, t); err != nil {
+			return nil, 0, "", err
+		}
+		ten := s.Parts[0].NodeFeat(nt, name)
+		if rowBytes >= 0 && (stores[ti].RowBytes() != rowBytes || ten.DType.String() != dtype) {
+			err = fmt.Errorf("prefetch: node array %q is %s rows of %d bytes for one node type and %s rows of %d for %s; the loader gathers one kind of row", name, dtype, rowBytes, ten.DType, stores[ti].RowBytes(), nt)
+			break
+		}
+		rowBytes, dtype = stores[ti].RowBytes(), ten.DType.String()
+	}
+	if err == nil && rowBytes < 0 {
+		err = fmt.Errorf("prefetch: no node type has the node array %q to gather (%s)", name, s.ConfigPath)
+	}
+	if err != nil {
+		for _, st := range stores {
+			if st != nil {
+				st.Close()
+			}
+		}
+		return nil, 0, "", err
+	}
+	return stores, rowBytes, dtype, nil
+}
+
+var errStopped = errors.New("prefetch: stopped")
+
+// sum adds int64s over ranks.
+func sum(c *collective.Comm, v []int64) ([]int64, error) { return collective.Allreduce(c, v, rank.Sum) }

@@ -1,0 +1,378 @@
+package prefetch
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"gnnrun/collective"
+	"gnnrun/cuda"
+	"gnnrun/internal/testgraph"
+	"gnnrun/rank"
+	"gnnrun/sampler"
+	"gnnrun/shard"
+)
+
+// delivered is what a test keeps of a batch the loader gave the trainer.
+type delivered struct {
+	epoch      int
+	number     int64
+	endOfEpoch bool
+	text       string // seeds, blocks (block 0 in node indices) and labels
+}
+
+// describe writes a batch's seeds, blocks and labels; src0 are block 0's
+// sources as indices into its nodes.
+func describe(b *sampler.Batch, src0 []int32) string {
+	var s strings.Builder
+	fmt.Fprintf(&s, "seeds %v\n", b.Seeds)
+	for l, bl := range b.Blocks {
+		src := bl.Src
+		if l == 0 {
+			src = src0
+		}
+		fmt.Fprintf(&s, "block %d: %v %d %v %v %v\n", l, bl.Nodes, bl.NumDst, src, bl.Dst, bl.EIDs)
+	}
+	if b.Labels != nil {
+		fmt.Fprintf(&s, "labels %v\n", b.Labels.Data)
+	}
+	fmt.Fprintf(&s, "neg %v %v\n", b.NegSrc, b.NegDst)
+	return s.String()
+}
+
+// checkRows checks a delivered batch's device rows against the input's
+// feature rows (read plainly by testgraph) and its labels against the
+// input's, and returns block 0's sources as node indices.
+func checkRows(t *testing.T, g *testgraph.Graph, b *Batch) []int32 {
+	nodes := b.Blocks[0].Nodes
+	if b.Rows != len(nodes) || len(b.InputSlots) != len(nodes) {
+		t.Errorf("batch %d: %d rows and %d slots for %d input nodes", b.Number, b.Rows, len(b.InputSlots), len(nodes))
+		return nil
+	}
+	rows := b.Features.Host()
+	inv := make([]int32, b.Rows)
+	for i, s := range b.InputSlots {
+		want := g.Feat[g.Orig[nodes[i]]]
+		got := rows[int(s)*b.RowBytes : int(s+1)*b.RowBytes]
+		if !bytes.Equal(got, want) {
+			t.Errorf("batch %d: row %d of input node %d is not the input's row", b.Number, s, nodes[i])
+			return nil
+		}
+		inv[s] = int32(i)
+	}
+	src0 := make([]int32, len(b.Blocks[0].Src))
+	for k, s := range b.Blocks[0].Src {
+		src0[k] = inv[s]
+	}
+	if b.Labels != nil {
+		for i, v := range b.Seeds {
+			if got := int64(binary.LittleEndian.Uint64(b.Labels.Row(int64(i)))); got != g.Label[g.Orig[v]] {
+				t.Errorf("batch %d: seed %d has label %d, the input %d", b.Number, v, got, g.Label[g.Orig[v]])
+			}
+		}
+	}
+	return src0
+}
+
+// runOn runs a loader on p ranks over g's partitions, its trainer taking
+// up to stop batches per rank (0: all), and returns what each rank's
+// trainer got, in order, and each rank's stats. check, when set, runs
+// against each batch's rows before its release.
+func runOn(t *testing.T, g *testgraph.Graph, p int, o Options, task string, stop func(rank int) int) ([][]delivered, []Stats) {
+	t.Helper()
+	var mu sync.Mutex
+	got := make([][]delivered, p)
+	stats := make([]Stats, p)
+	testgraph.World(t, p, func(c *collective.Comm) error {
+		o := o // each rank's own: testPlan and New fill it in
+		// Served and the device are closed only after a clean Close: after
+		// an error the stages may still read them until the world ends.
+		s, err := shard.Serve(c, g.Parts)
+		if err != nil {
+			return err
+		}
+		dev, err := cuda.Open(cuda.Host, 0)
+		if err != nil {
+			return err
+		}
+		pl, err := testPlan(c, s, task, &o.Sampler)
+		if err != nil {
+			return err
+		}
+		o.Device = dev
+		l, err := New(c, s, pl, o)
+		if err != nil {
+			return err
+		}
+		var mine []delivered
+		limit := 0
+		if stop != nil {
+			limit = stop(c.Rank())
+		}
+		for n := 0; limit == 0 || n < limit; n++ {
+			b, err := l.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			if o.Verify {
+				if err := l.Verify(b); err != nil {
+					return err
+				}
+			}
+			src0 := checkRows(t, g, b)
+			mine = append(mine, delivered{b.Epoch, b.Number, b.EndOfEpoch, describe(b.Batch, src0)})
+			b.Release()
+		}
+		st := l.Stats()
+		if err := l.Close(); err != nil {
+			return err
+		}
+		if err := dev.Close(); err != nil {
+			return err
+		}
+		if err := s.Close(); err != nil {
+			return err
+		}
+		mu.Lock()
+		got[c.Rank()], stats[c.Rank()] = mine, st
+		mu.Unlock()
+		return nil
+	})
+	return got, stats
+}
+
+// testPlan makes the node task's split (train_mask, batches of 16, with
+// labels) or the link task's (every edge of type 0, batches of 64).
+func testPlan(c *collective.Comm, s *shard.Served, task string, o *sampler.Options) (*sampler.Plan, error) {
+	if task == "link" {
+		o.Link = &sampler.LinkOptions{Negatives: 2, Exclude: sampler.ExcludeSelf}
+		return sampler.NewEdgePlan(c, s, s.Config.EdgeTypes[0].String(), "", 64)
+	}
+	o.Labels = sampler.LabelSpec{NType: s.Config.NodeTypes[0], Name: "label"}
+	return sampler.NewNodePlan(c, s, s.Config.NodeTypes[0], "train_mask", 16)
+}
+
+// reference samples the same tasks directly, in the plan's order, on p
+// ranks: what the loader must deliver.
+func reference(t *testing.T, g *testgraph.Graph, p int, o Options, task string) [][]delivered {
+	t.Helper()
+	var mu sync.Mutex
+	out := make([][]delivered, p)
+	testgraph.World(t, p, func(c *collective.Comm) error {
+		o := o // each rank's own: testPlan fills it in
+		s, err := shard.Serve(c, g.Parts)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		pl, err := testPlan(c, s, task, &o.Sampler)
+		if err != nil {
+			return err
+		}
+		sm, err := sampler.New(c, s, o.Sampler)
+		if err != nil {
+			return err
+		}
+		var mine []delivered
+		for e := range o.Epochs {
+			tasks := pl.Epoch(o.Sampler.Seed, e)
+			for i, tk := range tasks {
+				b, err := sm.SampleTask(tk)
+				if err != nil {
+					return err
+				}
+				mine = append(mine, delivered{b.Epoch, b.Number, i == len(tasks)-1, describe(b, b.Blocks[0].Src)})
+			}
+		}
+		mu.Lock()
+		out[c.Rank()] = mine
+		mu.Unlock()
+		return sm.Close()
+	})
+	return out
+}
+
+func testOptions() Options {
+	return Options{Sampler: sampler.Options{Fanouts: []int{3, 2}, Seed: 5}, Epochs: 2, Verify: true,
+		SampleWorkers: 2, SampleDepth: 4, GatherDepth: 2, DeviceDepth: 1}
+}
+
+// The loader delivers exactly the sampler's batches, in the plan's order,
+// across the epoch boundary, with an end-of-epoch mark on each epoch's last
+// batch, every device row its node's input row and every label its seed's,
+// at 1, 2 and 4 ranks and over both transports.
+func TestLoaderDeliversSamplerBatches(t *testing.T) {
+	for _, hetero := range []bool{false, true} {
+		g := testgraph.Get(t, testgraph.Spec{Hetero: hetero, K: 4, FeatDim: 5})
+		for _, task := range []string{"node", "link"} {
+			for _, tr := range []shard.Transport{shard.Alltoall, shard.RMA} {
+				for _, p := range []int{1, 2, 4} {
+					if task == "link" && (hetero || p == 4) {
+						continue // one link case per transport keeps the test short
+					}
+					o := testOptions()
+					o.Sampler.Transport = tr
+					t.Run(fmt.Sprintf("hetero=%v/%s/%s/P=%d", hetero, task, tr, p), func(t *testing.T) {
+						got, _ := runOn(t, g, p, o, task, nil)
+						want := reference(t, g, p, o, task)
+						for r := range p {
+							if len(got[r]) != len(want[r]) || len(got[r]) == 0 {
+								t.Fatalf("rank %d: %d batches, the sampler gives %d", r, len(got[r]), len(want[r]))
+							}
+							for i := range got[r] {
+								if got[r][i] != want[r][i] {
+									t.Fatalf("rank %d: batch %d of the run is epoch %d batch %d (end %v), the sampler's is epoch %d batch %d (end %v), or their contents differ",
+										r, i, got[r][i].epoch, got[r][i].number, got[r][i].endOfEpoch, want[r][i].epoch, want[r][i].number, want[r][i].endOfEpoch)
+								}
+							}
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// The cache's accounting is exact: every input row is reused, from the hot
+// cache or copied, and the bytes saved are the reused and hot rows' bytes;
+// without the cache every row is copied.
+func TestLoaderCacheModes(t *testing.T) {
+	g := testgraph.Get(t, testgraph.Spec{K: 4, FeatDim: 5})
+	rb := int64(g.RowSize)
+	for _, c := range []struct {
+		name  string
+		cache CacheMode
+		hot   int64
+	}{{"reuse", Reuse, 0}, {"none", NoCache, 0}, {"reuse+hot", Reuse, 40 * rb}, {"none+hot", NoCache, 40 * rb}} {
+		t.Run(c.name, func(t *testing.T) {
+			o := testOptions()
+			o.Cache, o.HotBytes = c.cache, c.hot
+			_, stats := runOn(t, g, 2, o, "node", nil)
+			for r, st := range stats {
+				if st.RowsReused+st.RowsHot+st.RowsFetched != st.RowsInput {
+					t.Errorf("rank %d: %d reused + %d hot + %d copied != %d input rows", r, st.RowsReused, st.RowsHot, st.RowsFetched, st.RowsInput)
+				}
+				if st.BytesWithoutCache != st.RowsInput*rb || st.BytesWithoutCache-st.BytesToDevice != (st.RowsReused+st.RowsHot)*rb {
+					t.Errorf("rank %d: %d bytes to the device, %d without the cache, %d rows reused, %d hot", r, st.BytesToDevice, st.BytesWithoutCache, st.RowsReused, st.RowsHot)
+				}
+				if (c.cache == NoCache) != (st.RowsReused == 0) {
+					t.Errorf("rank %d: cache %s reused %d rows", r, c.cache, st.RowsReused)
+				}
+				if (c.hot > 0) != (st.RowsHot > 0) {
+					t.Errorf("rank %d: hot cache of %d bytes served %d rows", r, c.hot, st.RowsHot)
+				}
+			}
+		})
+	}
+}
+
+// A trainer that stops early, on every rank after its own number of
+// batches, shuts the pipeline down without hanging.
+func TestLoaderStopsEarly(t *testing.T) {
+	g := testgraph.Get(t, testgraph.Spec{K: 4, FeatDim: 5})
+	for _, tr := range []shard.Transport{shard.Alltoall, shard.RMA} {
+		o := testOptions()
+		o.Sampler.Transport = tr
+		o.Epochs = 5
+		o.Verify = false // collective: the ranks take different numbers of batches
+		got, _ := runOn(t, g, 4, o, "node", func(r int) int { return 1 + 2*r })
+		for r, ds := range got {
+			if len(ds) != 1+2*r {
+				t.Errorf("%s: rank %d took %d batches, want %d", tr, r, len(ds), 1+2*r)
+			}
+		}
+	}
+}
+
+// A stage failing on one rank ends every rank's run, with its error,
+// within seconds.
+func TestLoaderStageFailure(t *testing.T) {
+	g := testgraph.Get(t, testgraph.Spec{K: 4, FeatDim: 5})
+	for _, stage := range []string{"sample", "gather", "device"} {
+		t.Run(stage, func(t *testing.T) {
+			t0 := time.Now()
+			err := rank.RunLocal(3, func(rc rank.Comm) error {
+				c := collective.MustNew(rc)
+				s, err := shard.Serve(c, g.Parts) // not closed: see Loader.Next
+				if err != nil {
+					return err
+				}
+				dev, err := cuda.Open(cuda.Host, 0)
+				if err != nil {
+					return err
+				}
+				o := testOptions()
+				o.Device = dev
+				var calls atomic.Int32 // the sample stage's workers call it side by side
+				o.Fault = func(st string) error {
+					if st == stage && c.Rank() == 1 {
+						if calls.Add(1) == 3 {
+							return fmt.Errorf("injected %s failure", stage)
+						}
+					}
+					return nil
+				}
+				pl, err := testPlan(c, s, "node", &o.Sampler)
+				if err != nil {
+					return err
+				}
+				l, err := New(c, s, pl, o)
+				if err != nil {
+					return err
+				}
+				for {
+					b, err := l.Next()
+					if err != nil {
+						return err
+					}
+					b.Release()
+				}
+			}, rank.Timeout(30*time.Second))
+			if err == nil || !strings.Contains(err.Error(), "injected "+stage) {
+				t.Fatalf("want the injected %s failure, got %v", stage, err)
+			}
+			if d := time.Since(t0); d > 10*time.Second {
+				t.Errorf("the job took %v to end", d)
+			}
+		})
+	}
+}
+
+func TestOptionsChecked(t *testing.T) {
+	dev, err := cuda.Open(cuda.Host, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		edit func(*Options)
+		want string
+	}{
+		{func(o *Options) { o.SampleDepth = -1 }, "must be at least 1"},
+		{func(o *Options) { o.DeviceDepth = -3 }, "must be at least 1"},
+		{func(o *Options) { o.SampleWorkers, o.SampleDepth = 4, 2 }, "sample depth 2 below the 4 sample workers"},
+		{func(o *Options) { o.HotBytes = -1 }, "hot cache"},
+		{func(o *Options) { o.Device = nil }, "no device"},
+	} {
+		o := testOptions()
+		o.Device = dev
+		c.edit(&o)
+		o.setDefault()
+		if err := o.check(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("want %q, got %v", c.want, err)
+		}
+	}
+	if !slices.Contains([]string{"reuse", "none"}, Reuse.String()) {
+		t.Error("cache mode names")
+	}
+}

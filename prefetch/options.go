@@ -1,0 +1,117 @@
+package prefetch
+
+import (
+	"fmt"
+
+	"gnnrun/cuda"
+	"gnnrun/sampler"
+	"gnnrun/shard"
+)
+
+// CacheMode says whether the device keeps rows between batches.
+type CacheMode int
+
+// The cache modes.
+const (
+	// Reuse keeps each device buffer's rows and copies only the rows of
+	// nodes it does not hold.
+	Reuse CacheMode = iota
+	// NoCache copies every input row of every batch.
+	NoCache
+)
+
+// String returns the mode's flag name.
+func (m CacheMode) String() string {
+	if m == NoCache {
+		return "none"
+	}
+	return "reuse"
+}
+
+// ParseCacheMode parses "reuse" or "none".
+func ParseCacheMode(s string) (CacheMode, error) {
+	switch s {
+	case "reuse":
+		return Reuse, nil
+	case "none":
+		return NoCache, nil
+	}
+	return 0, fmt.Errorf("prefetch: cache %q is not reuse or none", s)
+}
+
+// Options are the parameters of a Loader.
+type Options struct {
+	// Sampler draws the batches: its transport also fetches the remote
+	// feature rows.
+	Sampler sampler.Options
+	// Epochs to run, and the seed of the split and the draws.
+	Epochs int
+	// Feature names the node array gathered for the input nodes (every
+	// node type that has it; the types' rows must be alike).
+	Feature string
+	// Device receives the feature rows; the loader does not close it.
+	Device cuda.Device
+	// Cache: Reuse (default) or NoCache.
+	Cache CacheMode
+	// HotBytes is the device memory for a static cache of the rows of the
+	// highest in-degree nodes (0: none).
+	HotBytes int64
+
+	// Depths of the stages: how many batches each may hold ahead of the
+	// next. SampleWorkers samplers run side by side.
+	SampleWorkers int // default 2
+	SampleDepth   int // batches sampled ahead of the gather, default 8
+	GatherDepth   int // host buffers gathered ahead of the device copy, default 2
+	DeviceDepth   int // batches on the device ahead of the trainer, default 1
+
+	// Verify opens what Loader.Verify needs to check batches.
+	Verify bool
+
+	// Fault, when set, is called at every stage step with the stage's
+	// name; an error it returns fails the stage (tests inject failures).
+	Fault func(stage string) error
+}
+
+func (o *Options) setDefault() {
+	if o.Feature == "" {
+		o.Feature = "feat"
+	}
+	if o.Epochs == 0 {
+		o.Epochs = 1
+	}
+	if o.SampleWorkers == 0 {
+		o.SampleWorkers = 2
+	}
+	if o.SampleDepth == 0 {
+		o.SampleDepth = 8
+	}
+	if o.GatherDepth == 0 {
+		o.GatherDepth = 2
+	}
+	if o.DeviceDepth == 0 {
+		o.DeviceDepth = 1
+	}
+}
+
+// check validates the options after defaults.
+func (o *Options) check() error {
+	switch {
+	case o.Device == nil:
+		return fmt.Errorf("prefetch: no device")
+	case o.Epochs < 1:
+		return fmt.Errorf("prefetch: %d epochs; at least 1", o.Epochs)
+	case o.SampleWorkers < 1 || o.SampleDepth < 1 || o.GatherDepth < 1 || o.DeviceDepth < 1:
+		return fmt.Errorf("prefetch: sample workers %d, sample depth %d, gather depth %d, device depth %d: each must be at least 1",
+			o.SampleWorkers, o.SampleDepth, o.GatherDepth, o.DeviceDepth)
+	case o.SampleDepth < o.SampleWorkers:
+		return fmt.Errorf("prefetch: sample depth %d below the %d sample workers: each worker needs a batch in flight", o.SampleDepth, o.SampleWorkers)
+	case o.HotBytes < 0:
+		return fmt.Errorf("prefetch: hot cache of %d bytes", o.HotBytes)
+	case o.Cache != Reuse && o.Cache != NoCache:
+		return fmt.Errorf("prefetch: unknown cache mode %d", int(o.Cache))
+	}
+	if o.Sampler.Transport != shard.Alltoall && o.Sampler.Transport != shard.RMA {
+		return fmt.Errorf("prefetch: unknown transport %v", o.Sampler.Transport)
+	}
+	return nil
+}

@@ -1,0 +1,153 @@
+package prefetch
+
+import (
+	"fmt"
+	"time"
+
+	"gnnrun/collective"
+	"gnnrun/sampler"
+)
+
+// The stages run as goroutines joined by bounded channels; each runs ahead
+// of the next by its channel's capacity. Batch k of the run (counting over
+// epochs) is sampled by worker k mod W, so on every rank worker w samples
+// the same batches' turns in the same order, and the collective exchanges
+// of its sampler (alltoall) meet their partners; the gather stage reads
+// worker k mod W's channel for batch k, so batches leave in order without
+// a reorder buffer. The gather and device stages are single goroutines:
+// the gather's pulls are collective too, and each batch's device update
+// depends on the previous one's.
+
+// item is a task on its way: its turn in the run.
+type item struct {
+	seq        int64
+	task       sampler.Task
+	endOfEpoch bool
+}
+
+// sampled is a task's batch.
+type sampled struct {
+	item
+	batch *sampler.Batch
+}
+
+func (l *Loader) start() {
+	w := l.o.SampleWorkers
+	per := (l.o.SampleDepth + w - 1) / w
+	toWorker := make([]chan item, w)
+	fromWorker := make([]chan sampled, w)
+	for k := range w {
+		toWorker[k] = make(chan item, per)
+		fromWorker[k] = make(chan sampled, per)
+	}
+	gathered := make(chan *gatheredBatch, l.o.GatherDepth)
+	l.stats.init(w)
+	l.run(func() { l.schedule(toWorker) })
+	for k := range w {
+		l.run(func() { l.sampleWorker(k, toWorker[k], fromWorker[k]) })
+	}
+	l.run(func() { l.gather(fromWorker, gathered) })
+	l.run(func() { l.device(gathered) })
+}
+
+// run starts a stage; a panic in it fails the pipeline like an error.
+func (l *Loader) run(stage func()) {
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		defer func() {
+			if p := recover(); p != nil {
+				l.fail(fmt.Errorf("prefetch: panic in a stage: %v", p))
+			}
+		}()
+		stage()
+	}()
+}
+
+// fault runs the test hook of a stage.
+func (l *Loader) fault(stage string) error {
+	if l.o.Fault == nil {
+		return nil
+	}
+	return l.o.Fault(stage)
+}
+
+// schedule sends the tasks of every epoch, one epoch after the other
+// without a pause between them, each to its sampling worker. Before each
+// task the ranks agree whether all their trainers have stopped (Close), on
+// the scheduler's own communicator; if so, every rank stops there.
+func (l *Loader) schedule(to []chan item) {
+	defer func() {
+		for _, ch := range to {
+			close(ch)
+		}
+	}()
+	var seq int64
+	for e := range l.o.Epochs {
+		t0 := time.Now()
+		tasks := l.plan.Epoch(l.o.Sampler.Seed, e)
+		l.stats.busy(stageSchedule, time.Since(t0))
+		for i, t := range tasks {
+			stop, err := l.allStopped()
+			if err != nil {
+				l.fail(err)
+				return
+			}
+			if stop {
+				return
+			}
+			select {
+			case to[seq%int64(len(to))] <- item{seq: seq, task: t, endOfEpoch: i == len(tasks)-1}:
+			case <-l.ctx.Done():
+				return
+			}
+			seq++
+		}
+	}
+}
+
+// allStopped reports whether the trainers of all ranks have stopped. It
+// is collective over the scheduler's communicator.
+func (l *Loader) allStopped() (bool, error) {
+	var mine int64
+	if l.stopping.Load() {
+		mine = 1
+	}
+	all, err := collective.Min(l.sc, mine)
+	return all == 1, err
+}
+
+// sampleWorker samples its turns of the tasks.
+func (l *Loader) sampleWorker(w int, in chan item, out chan sampled) {
+	defer close(out)
+	for {
+		t0 := time.Now()
+		var it item
+		var ok bool
+		select {
+		case it, ok = <-in:
+		case <-l.ctx.Done():
+			return
+		}
+		l.stats.waited(stageSample, time.Since(t0), len(in), cap(in))
+		if !ok {
+			return
+		}
+		t1 := time.Now()
+		err := l.fault("sample")
+		var b *sampler.Batch
+		if err == nil {
+			b, err = l.samplers[w].SampleTask(it.task)
+		}
+		l.stats.busy(stageSample, time.Since(t1))
+		if err != nil {
+			l.fail(fmt.Errorf("prefetch: sampling batch %d of epoch %d: %w", it.task.Number, it.task.Epoch, err))
+			return
+		}
+		select {
+		case out <- sampled{it, b}:
+		case <-l.ctx.Done():
+			return
+		}
+	}
+}
