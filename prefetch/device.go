@@ -21,6 +21,14 @@ type deviceBuffer struct {
 
 func newDeviceBuffer(dev cuda.Device) *deviceBuffer { return &deviceBuffer{dev: dev} }
 
+// bytes returns the device memory the buffer holds.
+func (d *deviceBuffer) bytes() int64 {
+	if d.buf == nil {
+		return 0
+	}
+	return d.buf.Len()
+}
+
 func (d *deviceBuffer) free() error {
 	if d.buf == nil {
 		return nil
@@ -121,32 +129,27 @@ func (l *Loader) device(in chan *gatheredBatch) {
 	}
 }
 
-// copyOne applies one batch's update and makes the trainer's batch.
+// copyOne applies one batch's update, waits until the device has it (the
+// device stage's goroutine waits on the stream's event; the trainer, one
+// batch behind, is not held up), and makes the trainer's batch.
 func (l *Loader) copyOne(g *gatheredBatch) (*Batch, error) {
 	if err := l.fault("device"); err != nil {
 		return nil, err
 	}
 	d := l.devs[g.dev]
-	if err := d.apply(l.stream, g.up, g.host.rows, l.rowBytes, l.hot); err != nil {
+	before := d.bytes()
+	err := d.apply(l.stream, g.up, g.host.rows, l.rowBytes, l.hot)
+	if err == nil {
+		err = l.stream.Sync()
+	}
+	if err != nil {
 		return nil, fmt.Errorf("prefetch: batch %d of epoch %d to the device: %w", g.task.Number, g.task.Epoch, err)
 	}
-	ev, err := l.stream.Record()
-	if err != nil {
-		return nil, err
-	}
-	hostEv, err := l.stream.Record()
-	if err != nil {
-		ev.Close()
-		return nil, err
-	}
-	l.putHostBuffer(g.host, hostEv)
-	l.stats.copied(int64(len(g.up.FetchSlots)) * int64(l.rowBytes))
+	l.putHostBuffer(g.host)
+	l.stats.copied(int64(len(g.up.FetchSlots))*int64(l.rowBytes), d.bytes()-before)
 	free := l.free[g.dev]
 	b := &Batch{Batch: g.batch, Features: d.buf, Rows: g.up.Size, RowBytes: l.rowBytes, InputSlots: g.up.SlotOf,
-		EndOfEpoch: g.endOfEpoch, Reused: g.up.Reused, Hot: g.up.Hot, Fetched: g.up.Fetched, ready: ev, src0: g.src0}
-	b.release = func() {
-		ev.Close()
-		free <- struct{}{}
-	}
+		EndOfEpoch: g.endOfEpoch, Reused: g.up.Reused, Hot: g.up.Hot, Fetched: g.up.Fetched, src0: g.src0}
+	b.release = func() { free <- struct{}{} }
 	return b, nil
 }

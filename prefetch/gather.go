@@ -3,8 +3,6 @@ package prefetch
 import (
 	"fmt"
 	"time"
-
-	"gnnrun/cuda"
 )
 
 // gatheredBatch is a batch with its device update planned and the rows
@@ -18,11 +16,10 @@ type gatheredBatch struct {
 	src0 []int32 // block 0's sources before renumbering (Options.Verify)
 }
 
-// hostBuffer is a gathered batch's rows; it returns to the pool once the
-// device copy that reads it has completed (ev).
+// hostBuffer is a gathered batch's rows; it returns to the pool once
+// the device copy that reads it has completed.
 type hostBuffer struct {
 	rows []byte
-	ev   cuda.Event
 }
 
 // gather plans each batch's device update, in order, against the slots its
@@ -135,35 +132,29 @@ func (l *Loader) pullRows(nodes []int64, fetch []int32, rows []byte) error {
 	return nil
 }
 
-// getHostBuffer returns a buffer of n bytes, reusing one whose copy to the
-// device has completed.
+// getHostBuffer returns a buffer of n bytes, reusing a pooled one when it
+// is large enough.
 func (l *Loader) getHostBuffer(n int) *hostBuffer {
 	select {
 	case h := <-l.hostPool:
-		if h.ev != nil {
-			h.ev.Wait()
-			h.ev.Close()
-			h.ev = nil
-		}
 		if cap(h.rows) >= n {
 			h.rows = h.rows[:n]
 			return h
 		}
+		l.stats.hostAlloc(-int64(cap(h.rows)))
 	default:
 	}
-	l.stats.hostAlloc(int64(n))
-	return &hostBuffer{rows: make([]byte, n, n+n/8)}
+	h := &hostBuffer{rows: make([]byte, n, n+n/8)}
+	l.stats.hostAlloc(int64(cap(h.rows)))
+	return h
 }
 
-// putHostBuffer returns a buffer to the pool once ev completes.
-func (l *Loader) putHostBuffer(h *hostBuffer, ev cuda.Event) {
-	h.ev = ev
+// putHostBuffer returns a buffer to the pool, or drops it when the pool
+// is full.
+func (l *Loader) putHostBuffer(h *hostBuffer) {
 	select {
 	case l.hostPool <- h:
 	default:
-		if ev != nil {
-			ev.Wait()
-			ev.Close()
-		}
+		l.stats.hostAlloc(-int64(cap(h.rows)))
 	}
 }

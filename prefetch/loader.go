@@ -37,7 +37,6 @@ type Batch struct {
 	// host.
 	Reused, Hot, Fetched int
 
-	ready   cuda.Event
 	release func()
 	src0    []int32 // block 0's sources before renumbering (Options.Verify)
 }
@@ -145,6 +144,7 @@ func (l *Loader) open() error {
 		if l.hot, err = newHotCache(l.c, l.served, l.stores, l.rowBytes, l.o.HotBytes, l.o.Device, l.stream); err != nil {
 			return err
 		}
+		l.stats.copied(0, l.hot.buf.Len())
 	}
 	for range l.o.DeviceDepth + 1 {
 		l.devs = append(l.devs, newDeviceBuffer(l.o.Device))
@@ -182,15 +182,12 @@ func (l *Loader) firstErr() error {
 func (l *Loader) Next() (*Batch, error) {
 	t0 := time.Now()
 	b, ok := <-l.out
-	l.stats.trainerWait(time.Since(t0), len(l.out), cap(l.out))
+	l.stats.trainerWait(time.Since(t0), ok)
 	if !ok {
 		if err := l.firstErr(); err != nil {
 			return nil, err
 		}
 		return nil, io.EOF
-	}
-	if err := b.ready.Wait(); err != nil {
-		return nil, fmt.Errorf("prefetch: waiting for batch %d on the device: %w", b.Number, err)
 	}
 	return b, nil
 }
@@ -200,6 +197,14 @@ func (l *Loader) Err() error { return l.firstErr() }
 
 // BatchesPerRank returns how many batches every rank's trainer gets.
 func (l *Loader) BatchesPerRank() int64 { return l.total }
+
+// MaxInFlight returns how many batches the pipeline holds at most beyond
+// the trainer's: the sample queue and workers, the gathered buffers, the
+// device buffers.
+func (l *Loader) MaxInFlight() int {
+	o := l.o
+	return o.SampleDepth + o.SampleWorkers + o.GatherDepth + 1 + o.DeviceDepth + 1
+}
 
 // RowBytes returns the bytes of one feature row.
 func (l *Loader) RowBytes() int { return l.rowBytes }

@@ -43,8 +43,11 @@ type Stats struct {
 	// Bytes copied to the device, and what copying every input row would
 	// have taken.
 	BytesToDevice, BytesWithoutCache int64
-	// HostBytes is the host memory the gather buffers took.
-	HostBytes int64
+	// Memory in flight: the gather stage's host buffers and the device's
+	// (batch buffers and hot cache), now and at their peak. The sampled
+	// batches in the queues are bounded by the depths, not counted here.
+	HostBytes, PeakHostBytes     int64
+	DeviceBytes, PeakDeviceBytes int64
 }
 
 // statsRecorder collects Stats from the stages' goroutines.
@@ -53,8 +56,6 @@ type statsRecorder struct {
 	s        Stats
 	fillSum  [stageCount]float64
 	fillN    [stageCount]int64
-	trainerN int64
-	trainerF float64
 }
 
 func (r *statsRecorder) init(workers int) {
@@ -83,14 +84,13 @@ func (r *statsRecorder) waited(stage int, _ time.Duration, n, capacity int) {
 	r.mu.Unlock()
 }
 
-// trainerWait records the trainer's wait in Next for a batch.
-func (r *statsRecorder) trainerWait(d time.Duration, n, capacity int) {
+// trainerWait records the trainer's wait in Next, for a batch or for the
+// end.
+func (r *statsRecorder) trainerWait(d time.Duration, gotBatch bool) {
 	r.mu.Lock()
 	r.s.TrainerWait += d
-	r.s.Batches++
-	if capacity > 0 {
-		r.trainerF += float64(n) / float64(capacity)
-		r.trainerN++
+	if gotBatch {
+		r.s.Batches++
 	}
 	r.mu.Unlock()
 }
@@ -113,21 +113,25 @@ func (r *statsRecorder) pulled(local, remote int64) {
 	r.mu.Unlock()
 }
 
-func (r *statsRecorder) copied(bytes int64) {
+// copied records bytes copied to the device and a change of the device
+// memory held.
+func (r *statsRecorder) copied(bytes, deviceDelta int64) {
 	r.mu.Lock()
 	r.s.BytesToDevice += bytes
+	r.s.DeviceBytes += deviceDelta
+	r.s.PeakDeviceBytes = max(r.s.PeakDeviceBytes, r.s.DeviceBytes)
 	r.mu.Unlock()
 }
 
-func (r *statsRecorder) hostAlloc(bytes int64) {
+// hostAlloc records a change of the host memory the gather buffers hold.
+func (r *statsRecorder) hostAlloc(delta int64) {
 	r.mu.Lock()
-	r.s.HostBytes += bytes
+	r.s.HostBytes += delta
+	r.s.PeakHostBytes = max(r.s.PeakHostBytes, r.s.HostBytes)
 	r.mu.Unlock()
 }
 
-// Stats returns what the loader did so far. The trainer's queue is the
-// "device" stage's output; its mean fill when the trainer asked is
-// TrainerQueueFill.
+// Stats returns what the loader did so far.
 func (l *Loader) Stats() Stats {
 	r := &l.stats
 	r.mu.Lock()
@@ -140,16 +144,4 @@ func (l *Loader) Stats() Stats {
 		}
 	}
 	return s
-}
-
-// TrainerQueueFill returns the mean fill of the trainer's queue when it
-// asked for a batch.
-func (l *Loader) TrainerQueueFill() float64 {
-	r := &l.stats
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.trainerN == 0 {
-		return 0
-	}
-	return r.trainerF / float64(r.trainerN)
 }

@@ -277,70 +277,104 @@ func (r *loaderRun) finish() error {
 	return r.report()
 }
 
-// report prints the run's numbers, per stage and in total over ranks.
+// loaderFigures names what every rank contributes to the report, in the
+// order ranks send them; perRank gathers them.
+var loaderFigures = []string{"seconds", "wait", "batches", "input", "reused", "hot", "fetched", "local", "remote",
+	"bytes", "bytes_nocache", "first_wait", "firsts", "other_wait", "others", "peak_host", "peak_device"}
+
+// perRank is every rank's figures by name.
+type perRank map[string][]float64
+
+func (m perRank) sum(k string) float64 {
+	s := 0.0
+	for _, v := range m[k] {
+		s += v
+	}
+	return s
+}
+
+func (m perRank) max(k string) float64 {
+	s := 0.0
+	for _, v := range m[k] {
+		s = max(s, v)
+	}
+	return s
+}
+
+// gatherFigures gathers the named figures (and each stage's busy time and
+// queue fill) of every rank; it is collective.
+func (r *loaderRun) gatherFigures(st prefetch.Stats) (perRank, error) {
+	mine := map[string]float64{"seconds": r.elapsed.Seconds(), "wait": st.TrainerWait.Seconds(), "batches": float64(st.Batches),
+		"input": float64(st.RowsInput), "reused": float64(st.RowsReused), "hot": float64(st.RowsHot), "fetched": float64(st.RowsFetched),
+		"local": float64(st.RowsLocal), "remote": float64(st.RowsRemote), "bytes": float64(st.BytesToDevice),
+		"bytes_nocache": float64(st.BytesWithoutCache), "first_wait": r.firstWait.Seconds(), "firsts": float64(r.firsts),
+		"other_wait": r.otherWait.Seconds(), "others": float64(r.others), "peak_host": float64(st.PeakHostBytes),
+		"peak_device": float64(st.PeakDeviceBytes)}
+	names := append([]string(nil), loaderFigures...)
+	for _, s := range st.Stages {
+		mine[s.Name+"_busy"], mine[s.Name+"_fill"] = s.Busy.Seconds(), s.MeanQueueFill
+		names = append(names, s.Name+"_busy", s.Name+"_fill")
+	}
+	vals := make([]float64, len(names))
+	for i, n := range names {
+		vals[i] = mine[n]
+	}
+	all, _, err := collective.Allgatherv(r.e.comm, vals)
+	if err != nil {
+		return nil, err
+	}
+	out := perRank{}
+	for k, n := range names {
+		for p := range r.e.comm.Size() {
+			out[n] = append(out[n], all[p*len(names)+k])
+		}
+	}
+	return out, nil
+}
+
+// report prints the run's numbers, per stage and in total over ranks, and
+// records them under results.loader.
 func (r *loaderRun) report() error {
 	e := r.e
 	st := r.l.Stats()
-	secs := r.elapsed.Seconds()
-	mine := []float64{secs, st.TrainerWait.Seconds(), float64(st.Batches), float64(st.RowsInput), float64(st.RowsReused), float64(st.RowsHot),
-		float64(st.RowsFetched), float64(st.RowsLocal), float64(st.RowsRemote), float64(st.BytesToDevice), float64(st.BytesWithoutCache),
-		r.firstWait.Seconds(), float64(r.firsts), r.otherWait.Seconds(), float64(r.others), float64(st.HostBytes)}
-	for _, s := range st.Stages {
-		mine = append(mine, s.Busy.Seconds(), s.MeanQueueFill)
-	}
-	all, _, err := collective.Allgatherv(e.comm, mine)
+	m, err := r.gatherFigures(st)
 	if err != nil {
 		return err
 	}
-	w, p := len(mine), e.comm.Size()
-	col := func(k int) []float64 {
-		out := make([]float64, p)
-		for i := range out {
-			out[i] = all[i*w+k]
-		}
-		return out
-	}
-	total := func(k int) float64 {
-		s := 0.0
-		for _, v := range col(k) {
-			s += v
-		}
-		return s
-	}
-	slowest := 0.0
-	for _, v := range col(0) {
-		slowest = max(slowest, v)
-	}
-	waitFrac := total(1) / max(total(0), 1e-9)
+	p := float64(e.comm.Size())
+	slowest := m.max("seconds")
+	waitFrac := m.sum("wait") / max(m.sum("seconds"), 1e-9)
 	e.printf("  %-9s %8s %12s\n", "stage", "busy s", "queue fill")
 	stages := map[string]any{}
-	for i, s := range st.Stages {
-		busy, fill := total(16+2*i)/float64(p), total(17+2*i)/float64(p)
+	for _, s := range st.Stages {
+		busy, fill := m.sum(s.Name+"_busy")/p, m.sum(s.Name+"_fill")/p
 		e.printf("  %-9s %8.3f %11.0f%%   (mean over ranks; %d worker(s) each)\n", s.Name, busy, 100*fill, s.Workers)
 		stages[s.Name] = map[string]float64{"busy_s": busy, "mean_queue_fill": fill}
 	}
-	rowBytes := float64(r.l.RowBytes())
 	e.printf("  trainer waited %.1f%% of the run (%.3fs of %.3fs per rank); %.1f batches/s per rank, %.1f in all\n",
-		100*waitFrac, total(1)/float64(p), total(0)/float64(p), total(2)/float64(p)/max(slowest, 1e-9), total(2)/max(slowest, 1e-9))
-	if total(12) > 0 && total(14) > 0 {
-		e.printf("  first batch of an epoch waited %.2f ms on average, the others %.2f ms\n", 1e3*total(11)/total(12), 1e3*total(13)/total(14))
+		100*waitFrac, m.sum("wait")/p, m.sum("seconds")/p, m.sum("batches")/p/max(slowest, 1e-9), m.sum("batches")/max(slowest, 1e-9))
+	firstWait, otherWait := m.sum("first_wait")/max(m.sum("firsts"), 1), m.sum("other_wait")/max(m.sum("others"), 1)
+	if m.sum("firsts") > 0 && m.sum("others") > 0 {
+		e.printf("  first batch of an epoch waited %.2f ms on average, the others %.2f ms\n", 1e3*firstWait, 1e3*otherWait)
 	}
 	e.printf("  input rows %s: reused %s (%.1f%%), hot cache %s, copied %s (gathered %s locally, %s remotely)\n",
-		report.Count(int64(total(3))), report.Count(int64(total(4))), 100*total(4)/max(total(3), 1), report.Count(int64(total(5))),
-		report.Count(int64(total(6))), report.Count(int64(total(7))), report.Count(int64(total(8))))
-	e.printf("  bytes to the device %s, without the cache %s (saved %s = %s rows of %.0f bytes)\n",
-		report.Bytes(int64(total(9))), report.Bytes(int64(total(10))), report.Bytes(int64(total(10)-total(9))),
-		report.Count(int64(total(4)+total(5))), rowBytes)
-	batches := make([]int64, p)
-	for i, v := range col(2) {
+		report.Count(int64(m.sum("input"))), report.Count(int64(m.sum("reused"))), 100*m.sum("reused")/max(m.sum("input"), 1),
+		report.Count(int64(m.sum("hot"))), report.Count(int64(m.sum("fetched"))), report.Count(int64(m.sum("local"))), report.Count(int64(m.sum("remote"))))
+	e.printf("  bytes to the device %s, without the cache %s (saved %s = %s rows of %d bytes)\n",
+		report.Bytes(int64(m.sum("bytes"))), report.Bytes(int64(m.sum("bytes_nocache"))), report.Bytes(int64(m.sum("bytes_nocache")-m.sum("bytes"))),
+		report.Count(int64(m.sum("reused")+m.sum("hot"))), r.l.RowBytes())
+	e.printf("  memory in flight per rank at most: host gather buffers %s, device %s; batches in flight at most %d\n",
+		report.Bytes(int64(m.max("peak_host"))), report.Bytes(int64(m.max("peak_device"))), r.l.MaxInFlight())
+	batches := make([]int64, len(m["batches"]))
+	for i, v := range m["batches"] {
 		batches[i] = int64(v)
 	}
 	e.rec.Set("loader", map[string]any{
-		"trainer_wait_fraction": waitFrac, "rows_input": total(3), "rows_reused": total(4), "rows_hot": total(5),
-		"rows_fetched": total(6), "rows_local": total(7), "rows_remote": total(8), "batches": batches,
-		"bytes_to_device": total(9), "bytes_to_device_without_cache": total(10), "stages": stages,
-		"first_of_epoch_wait_s": total(11) / max(total(12), 1), "other_wait_s": total(13) / max(total(14), 1),
-		"seconds_slowest": slowest, "host_bytes": total(15),
+		"trainer_wait_fraction": waitFrac, "rows_input": m.sum("input"), "rows_reused": m.sum("reused"), "rows_hot": m.sum("hot"),
+		"rows_fetched": m.sum("fetched"), "rows_local": m.sum("local"), "rows_remote": m.sum("remote"), "batches": batches,
+		"bytes_to_device": m.sum("bytes"), "bytes_to_device_without_cache": m.sum("bytes_nocache"), "stages": stages,
+		"first_of_epoch_wait_s": firstWait, "other_wait_s": otherWait, "seconds_slowest": slowest,
+		"peak_host_bytes": m.max("peak_host"), "peak_device_bytes": m.max("peak_device"), "max_batches_in_flight": r.l.MaxInFlight(),
 	})
 	return nil
 }
