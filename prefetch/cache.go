@@ -43,9 +43,9 @@ type Update struct {
 // memory is O(batch), never O(graph).
 type classifier struct {
 	index graph.IDMap // inverted index: node -> row of the old buffer
-	kept  []bool          // per old row: its node is in the new batch
-	moves []int32         // input nodes held past the new end
-	news  []int32         // input nodes the buffer does not hold
+	kept  []bool      // per old row: its node is in the new batch
+	moves []int32     // input nodes held past the new end
+	news  []int32     // input nodes the buffer does not hold
 }
 
 // notHeld marks, in the index, a new node already seen in the batch.

@@ -68,7 +68,7 @@ type Loader struct {
 	devs     []*deviceBuffer // the device stage's buffers, used in turn
 	free     []chan struct{} // per buffer: a token while no batch holds it
 	stream   cuda.Stream
-	vstream  cuda.Stream // Verify's (the trainer's goroutine)
+	vstream  cuda.Stream      // Verify's (the trainer's goroutine)
 	hostPool chan *hostBuffer // gathered rows whose copies completed, for reuse
 
 	ctx    context.Context
@@ -81,7 +81,7 @@ type Loader struct {
 	total    int64            // tasks of the whole run
 	sc       *collective.Comm // the scheduler's: its agreement to stop
 	stopping atomic.Bool      // this rank's trainer stopped (Close)
-	closed    bool
+	closed   bool
 
 	stats statsRecorder
 }

@@ -52,10 +52,10 @@ type Stats struct {
 
 // statsRecorder collects Stats from the stages' goroutines.
 type statsRecorder struct {
-	mu       sync.Mutex
-	s        Stats
-	fillSum  [stageCount]float64
-	fillN    [stageCount]int64
+	mu      sync.Mutex
+	s       Stats
+	fillSum [stageCount]float64
+	fillN   [stageCount]int64
 }
 
 func (r *statsRecorder) init(workers int) {
