@@ -89,6 +89,17 @@ type Loader struct {
 // New starts the pipeline over the partitions s serves, drawing the tasks
 // of plan. It is collective.
 func New(c *collective.Comm, s *shard.Served, plan *sampler.Plan, o Options) (*Loader, error) {
+	l, err := newLoader(c, s, plan, o)
+	if err != nil {
+		return nil, err
+	}
+	l.start()
+	return l, nil
+}
+
+// newLoader makes a loader with its resources open and its stages not
+// started. It is collective.
+func newLoader(c *collective.Comm, s *shard.Served, plan *sampler.Plan, o Options) (*Loader, error) {
 	o.setDefault()
 	if err := o.check(); err != nil {
 		return nil, err
@@ -99,6 +110,7 @@ func New(c *collective.Comm, s *shard.Served, plan *sampler.Plan, o Options) (*L
 	}
 	l := &Loader{o: o, c: cc, served: s, plan: plan, out: make(chan *Batch, o.DeviceDepth)}
 	l.total = plan.BatchesPerEpoch() * int64(o.Epochs)
+	l.ctx, l.cancel = context.WithCancel(context.Background())
 	if l.sc, err = c.Dup(); err != nil {
 		cc.Free()
 		return nil, err
@@ -107,8 +119,6 @@ func New(c *collective.Comm, s *shard.Served, plan *sampler.Plan, o Options) (*L
 		l.closeResources()
 		return nil, err
 	}
-	l.ctx, l.cancel = context.WithCancel(context.Background())
-	l.start()
 	return l, nil
 }
 

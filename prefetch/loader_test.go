@@ -376,3 +376,38 @@ func TestOptionsChecked(t *testing.T) {
 		t.Error("cache mode names")
 	}
 }
+
+// Each stage alone runs the batches asked for on every rank, over both
+// transports, and takes time; the loader's resources are all released.
+func TestMeasureStagesAlone(t *testing.T) {
+	g := testgraph.Get(t, testgraph.Spec{K: 4, FeatDim: 5})
+	for _, tr := range []shard.Transport{shard.Alltoall, shard.RMA} {
+		testgraph.World(t, 2, func(c *collective.Comm) error {
+			s, err := shard.Serve(c, g.Parts)
+			if err != nil {
+				return err
+			}
+			dev, err := cuda.Open(cuda.Host, 0)
+			if err != nil {
+				return err
+			}
+			o := testOptions()
+			o.Sampler.Transport, o.Device = tr, dev
+			pl, err := testPlan(c, s, "node", &o.Sampler)
+			if err != nil {
+				return err
+			}
+			a, err := MeasureStagesAlone(c, s, pl, o, 3)
+			if err != nil {
+				return err
+			}
+			if a.Batches != 3 || a.Sample <= 0 || a.Gather <= 0 || a.Device <= 0 || a.Slowest() > a.Sum() {
+				return fmt.Errorf("%s: stages alone %+v", tr, a)
+			}
+			if err := dev.Close(); err != nil { // fails while buffers or streams are open
+				return err
+			}
+			return s.Close()
+		})
+	}
+}

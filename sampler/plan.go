@@ -49,6 +49,7 @@ type Plan struct {
 	total     int64
 	batches   int64 // NB: batches of an epoch before equalising
 	perRank   int64 // n
+	limit     int64 // batches run per epoch (Truncate): at most n
 	rank      int
 	ranks     int
 	items     [][]int64 // per partition this rank's batches reach: its items
@@ -322,7 +323,23 @@ func (pl *Plan) Stats() PlanStats {
 func (pl *Plan) EdgeType() int { return pl.etype }
 
 // BatchesPerEpoch returns how many batches every rank runs per epoch.
-func (pl *Plan) BatchesPerEpoch() int64 { return pl.perRank }
+func (pl *Plan) BatchesPerEpoch() int64 {
+	if pl.limit > 0 {
+		return min(pl.limit, pl.perRank)
+	}
+	return pl.perRank
+}
+
+// Truncate makes every rank run at most n batches per epoch (n > 0): the
+// first n of its epoch's shuffled order, a different subset every epoch.
+// It shortens epochs for tests and benchmarks; the split is unchanged.
+func (pl *Plan) Truncate(n int64) error {
+	if n < 1 {
+		return fmt.Errorf("sampler: %d batches per epoch; at least 1", n)
+	}
+	pl.limit = n
+	return nil
+}
 
 // Epoch returns this rank's tasks of epoch e under seed, in the order to
 // run them.
@@ -336,9 +353,9 @@ func (pl *Plan) Epoch(seed uint64, e int) []Task {
 		tasks = append(tasks, pl.task(e, b, perms))
 	}
 	order := shuffled(NewStream(BatchKey(seed, e, -1), ForShuffle, 1, int64(pl.rank)), int64(len(tasks)))
-	out := make([]Task, len(tasks))
-	for i, j := range order {
-		out[i] = tasks[j]
+	out := make([]Task, pl.BatchesPerEpoch())
+	for i := range out {
+		out[i] = tasks[order[i]]
 	}
 	return out
 }

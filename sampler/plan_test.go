@@ -197,3 +197,43 @@ func TestPlanErrors(t *testing.T) {
 		}
 	}
 }
+
+// Truncate: every rank runs the first n tasks of its epoch's order, so
+// each epoch's tasks are a prefix of the untruncated epoch's, and n above
+// the rank's count changes nothing.
+func TestPlanTruncate(t *testing.T) {
+	f := getFixture(t, false, 4)
+	mk := func(n int64) func(c *collective.Comm, s *shard.Served) (*Plan, error) {
+		return func(c *collective.Comm, s *shard.Served) (*Plan, error) {
+			pl, err := NewNodePlan(c, s, s.Config.NodeTypes[0], "train_mask", 8)
+			if err == nil && n > 0 {
+				err = pl.Truncate(n)
+			}
+			return pl, err
+		}
+	}
+	full, stats := planOn(t, f, 2, mk(0))
+	per := stats[0].PerRank
+	if per < 3 {
+		t.Fatalf("the fixture gives %d batches per rank; the test needs 3", per)
+	}
+	for _, n := range []int64{1, per - 1, per + 5} {
+		cut, _ := planOn(t, f, 2, mk(n))
+		keep := min(n, per)
+		for r := range full {
+			want := append(slices.Clone(full[r][:keep]), full[r][per:per+keep]...)
+			if len(cut[r]) != len(want) {
+				t.Fatalf("n=%d: rank %d runs %d tasks in 2 epochs, want %d", n, r, len(cut[r]), len(want))
+			}
+			for i := range want {
+				if cut[r][i].Epoch != want[i].Epoch || cut[r][i].Number != want[i].Number {
+					t.Fatalf("n=%d: rank %d task %d is batch %d of epoch %d, want %d of %d", n, r, i, cut[r][i].Number, cut[r][i].Epoch, want[i].Number, want[i].Epoch)
+				}
+			}
+		}
+	}
+	var pl Plan
+	if err := pl.Truncate(0); err == nil {
+		t.Error("Truncate(0) accepted")
+	}
+}

@@ -23,6 +23,7 @@ type batchFlags struct {
 	fanouts                     string
 	etypeFanouts, reverse       []string
 	batch, epochs, negatives    int
+	perEpoch                    int64
 	task, ntype, mask, label    string
 	etype, edgeMask, prob       string
 	negDist, exclude, transport string
@@ -81,6 +82,7 @@ func (f *batchFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.prob, "prob", "", "draw in-edges in proportion to this edge array (finite, >= 0; 0 never drawn)")
 	fs.BoolVar(&f.replace, "replace", false, "draw with replacement")
 	fs.IntVar(&f.epochs, "epochs", 1, "epochs to run")
+	fs.Int64Var(&f.perEpoch, "batches-per-epoch", 0, "run at most this many batches per rank per epoch, a different subset each epoch (0: all)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of every draw")
 	fs.StringVar(&f.transport, "transport", "alltoall", "how remote frontier nodes are sampled (and remote rows fetched): alltoall or rma")
 	fs.StringVar(&f.dump, "dump", "", "write every batch as DIR/e<epoch>-b<batch>.npz (input IDs)")
@@ -109,6 +111,8 @@ func (f *batchFlags) options() (sampler.Options, error) {
 		return o, fmt.Errorf("--batch-size %d: must be at least 1", f.batch)
 	case f.epochs < 1:
 		return o, fmt.Errorf("--epochs %d: must be at least 1", f.epochs)
+	case f.perEpoch < 0:
+		return o, fmt.Errorf("--batches-per-epoch %d: must be >= 0", f.perEpoch)
 	case f.task != "node" && f.task != "link":
 		return o, fmt.Errorf("--task %q: want node or link", f.task)
 	}
@@ -149,6 +153,15 @@ func (f *batchFlags) linkOptions() (*sampler.LinkOptions, error) {
 // plan makes the training split of the flags' task over s, and sets the
 // label array of o when the node task's seeds have one. It is collective.
 func (f *batchFlags) plan(c *collective.Comm, s *shard.Served, o *sampler.Options) (*sampler.Plan, error) {
+	pl, err := f.split(c, s, o)
+	if err == nil && f.perEpoch > 0 {
+		err = pl.Truncate(f.perEpoch)
+	}
+	return pl, err
+}
+
+// split makes the plan of the task, before --batches-per-epoch.
+func (f *batchFlags) split(c *collective.Comm, s *shard.Served, o *sampler.Options) (*sampler.Plan, error) {
 	if f.task == "link" {
 		return sampler.NewEdgePlan(c, s, f.etype, f.edgeMask, f.batch)
 	}
@@ -180,9 +193,13 @@ func (f *batchFlags) describe(e *env, s *shard.Served, pl *sampler.Plan, cmd str
 	if f.task == "link" {
 		what = "edges"
 	}
-	e.printf("%s: %s: %d ranks, %d partitions, %s task, %s training %s in %s batches of %d; %s per rank per epoch, %d dropped; fanouts %s, transport %s\n",
+	run := ""
+	if n := pl.BatchesPerEpoch(); n < st.PerRank {
+		run = fmt.Sprintf(" (%s run)", report.Count(n))
+	}
+	e.printf("%s: %s: %d ranks, %d partitions, %s task, %s training %s in %s batches of %d; %s per rank per epoch%s, %d dropped; fanouts %s, transport %s\n",
 		cmd, s.ConfigPath, e.comm.Size(), s.Config.NumParts, f.task, report.Count(st.Items), what,
-		report.Count(st.Batches), f.batch, report.Count(st.PerRank), st.Dropped, f.fanouts, f.transport)
+		report.Count(st.Batches), f.batch, report.Count(st.PerRank), run, st.Dropped, f.fanouts, f.transport)
 }
 
 // dumper writes batches as .npz files in input IDs (see batchFlagsHelp).

@@ -23,7 +23,7 @@ type loaderArgs struct {
 	verify                   bool
 	workers, sampleDepth     int
 	gatherDepth, deviceDepth int
-	maxBatches               int
+	maxBatches, alone        int
 }
 
 var loaderFlags loaderArgs
@@ -57,8 +57,14 @@ node's row against the partition's row of the node. At the end rank 0 prints
 per stage its busy time and the mean fill of its input queue, the trainer's
 wait as a fraction of the run, batches/s, rows gathered locally and
 remotely, rows reused and from the hot cache, and the bytes copied to the
-device against the bytes of every input row. --max-batches N stops the
-trainer early (the pipeline shuts down cleanly).
+device against the bytes of every input row, and the memory in flight.
+--max-batches N stops the trainer early (the pipeline shuts down cleanly).
+
+--stages-alone N first runs N batches through each stage alone (sample,
+with its workers; gather; device copy), one stage at a time, and prints each
+stage's time per batch beside the pipeline's: the pipeline can at best keep
+pace with its slowest stage; where all stages share the same cores it runs
+nearer the sum of their times.
 
 ` + batchFlagsHelp,
 		flags: func(fs *pflag.FlagSet) {
@@ -75,6 +81,7 @@ trainer early (the pipeline shuts down cleanly).
 			fs.IntVar(&f.gatherDepth, "gather-depth", 2, "batches gathered on the host ahead of the device copy")
 			fs.IntVar(&f.deviceDepth, "device-depth", 1, "batches on the device ahead of the trainer")
 			fs.IntVar(&f.maxBatches, "max-batches", 0, "stop the trainer after this many batches (0: all)")
+			fs.IntVar(&f.alone, "stages-alone", 0, "first time each stage alone over this many batches (held in memory at once), and compare")
 		},
 		run: runLoader,
 	})
@@ -92,6 +99,7 @@ type loaderRun struct {
 	// first, and for the others.
 	firstWait, otherWait time.Duration
 	firsts, others       int64
+	alone                *prefetch.StagesAlone
 }
 
 func runLoader(e *env, args []string) error {
@@ -181,6 +189,15 @@ func (r *loaderRun) start(o prefetch.Options) error {
 		return err
 	}
 	o.Fault = e.faultPoint
+	if r.f.alone > 0 {
+		end := e.stage("stages alone")
+		a, err := prefetch.MeasureStagesAlone(e.comm, r.served, pl, o, r.f.alone)
+		end()
+		if err != nil {
+			return err
+		}
+		r.alone = &a
+	}
 	end := e.stage("setup")
 	r.l, err = prefetch.New(e.comm, r.served, pl, o)
 	end()
@@ -277,6 +294,8 @@ func (r *loaderRun) finish() error {
 	return r.report()
 }
 
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
 // loaderFigures names what every rank contributes to the report, in the
 // order ranks send them; perRank gathers them.
 var loaderFigures = []string{"seconds", "wait", "batches", "input", "reused", "hot", "fetched", "local", "remote",
@@ -365,6 +384,14 @@ func (r *loaderRun) report() error {
 		report.Count(int64(m.sum("reused")+m.sum("hot"))), r.l.RowBytes())
 	e.printf("  memory in flight per rank at most: host gather buffers %s, device %s; batches in flight at most %d\n",
 		report.Bytes(int64(m.max("peak_host"))), report.Bytes(int64(m.max("peak_device"))), r.l.MaxInFlight())
+	var alone map[string]float64
+	if a := r.alone; a != nil {
+		perBatch := slowest / max(m.max("batches"), 1)
+		e.printf("  stages alone over %d batches: sample %.2f ms, gather %.2f ms, device %.2f ms per batch; the pipeline %.2f ms: %.2f of the slowest stage's rate, %.2f of the sum's\n",
+			a.Batches, ms(a.Sample), ms(a.Gather), ms(a.Device), 1e3*perBatch, a.Slowest().Seconds()/perBatch, a.Sum().Seconds()/perBatch)
+		alone = map[string]float64{"batches": float64(a.Batches), "sample_s": a.Sample.Seconds(), "gather_s": a.Gather.Seconds(),
+			"device_s": a.Device.Seconds(), "pipeline_s": perBatch}
+	}
 	batches := make([]int64, len(m["batches"]))
 	for i, v := range m["batches"] {
 		batches[i] = int64(v)
@@ -375,6 +402,7 @@ func (r *loaderRun) report() error {
 		"bytes_to_device": m.sum("bytes"), "bytes_to_device_without_cache": m.sum("bytes_nocache"), "stages": stages,
 		"first_of_epoch_wait_s": firstWait, "other_wait_s": otherWait, "seconds_slowest": slowest,
 		"peak_host_bytes": m.max("peak_host"), "peak_device_bytes": m.max("peak_device"), "max_batches_in_flight": r.l.MaxInFlight(),
+		"stages_alone_per_batch": alone,
 	})
 	return nil
 }

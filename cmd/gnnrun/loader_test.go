@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// loaderBatches reads results.loader.batches (per rank) from a report.
+func loaderBatches(t *testing.T, path string) []int64 {
+	t.Helper()
+	blob, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Results struct {
+			Loader struct {
+				Batches []int64 `json:"batches"`
+			} `json:"loader"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(blob, &rep); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return rep.Results.Loader.Batches
+}
+
+// TestLoaderMatchesSampleUnderMPI runs the whole pipeline with --verify
+// (every batch's device rows checked against the partition's rows) at 1,
+// 2 and 4 ranks over both transports, node and link tasks, homogeneous and
+// two-type, across an epoch boundary, and checks that the batches it
+// delivers are the sampler's: every --dump file equal to the one-rank
+// `gnnrun sample --dump` file of the same name, fewer than P batches per
+// epoch missing, every rank the same number of batches.
+func TestLoaderMatchesSampleUnderMPI(t *testing.T) {
+	needMPIRun(t)
+	const epochs = 2
+	for _, hetero := range []bool{false, true} {
+		parts := sampleDir(t, hetero)
+		tasks := map[string][]string{
+			"node": {"--task", "node", "--fanouts", "4,3", "--batch-size", "16"},
+			"link": {"--task", "link", "--fanouts", "3,2", "--batch-size", "64", "--negatives", "2", "--exclude", "reverse"},
+		}
+		if hetero {
+			tasks = map[string][]string{"node": {"--task", "node", "--fanouts", "4,3", "--batch-size", "16", "--etype-fanouts", "buys=2,-1"}}
+		}
+		for name, args := range tasks {
+			t.Run(fmt.Sprintf("hetero=%v/%s", hetero, name), func(t *testing.T) {
+				common := append([]string{"--epochs", fmt.Sprint(epochs), "--seed", "7"}, args...)
+				ref := filepath.Join(t.TempDir(), "ref")
+				mustRun(t, 1, append(append([]string{"sample", parts}, common...), "--dump", ref)...)
+				want := filesOf(t, ref)
+				if len(want) < 8 {
+					t.Fatalf("the one-rank sample wrote %d batch files", len(want))
+				}
+				for _, tr := range []string{"alltoall", "rma"} {
+					for _, np := range []int{1, 2, 4} {
+						if np == 1 && tr == "rma" {
+							continue // one rank serves every partition: nothing is remote
+						}
+						dir := t.TempDir()
+						dump, rep := filepath.Join(dir, "dump"), filepath.Join(dir, "report.json")
+						mustRun(t, np, append(append([]string{"loader", parts}, common...),
+							"--transport", tr, "--verify", "--dump", dump, "--report", rep, "--sample-depth", "3", "--gather-depth", "1")...)
+						got := filesOf(t, dump)
+						for f, b := range got {
+							if !bytes.Equal(b, want[f]) {
+								t.Fatalf("%s P=%d: %s differs from the one-rank sample's", tr, np, f)
+							}
+						}
+						if missing := len(want) - len(got); missing < 0 || missing >= np*epochs {
+							t.Fatalf("%s P=%d: %d of %d batches missing over %d epochs", tr, np, missing, len(want), epochs)
+						}
+						counts := loaderBatches(t, rep)
+						if len(counts) != np || counts[0]*int64(np) != int64(len(got)) {
+							t.Fatalf("%s P=%d: per-rank batches %v for %d files", tr, np, counts, len(got))
+						}
+						for _, c := range counts {
+							if c != counts[0] {
+								t.Fatalf("%s P=%d: ranks got %v batches", tr, np, counts)
+							}
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestLoaderStageFailureUnderMPI fails one stage on rank 1 of 2 (an error,
+// a panic, an exit without MPI_Abort): the job ends non-zero within 10 s,
+// naming the rank.
+func TestLoaderStageFailureUnderMPI(t *testing.T) {
+	needMPIRun(t)
+	parts := sampleDir(t, false)
+	for _, c := range []struct{ kind, stage string }{
+		{"error", "sample"}, {"error", "gather"}, {"error", "device"}, {"panic", "gather"}, {"exit", "sample"},
+	} {
+		t.Run(c.kind+"/"+c.stage, func(t *testing.T) {
+			r := runGnnrun(t, 2, time.Minute, []string{"GNNRUN_FAULT=1:" + c.kind + ":" + c.stage},
+				"loader", parts, "--fanouts", "4,3", "--batch-size", "8", "--epochs", "50", "--compute-ms", "1")
+			if r.err == nil {
+				t.Fatalf("a failing %s stage: the job exited 0: %v", c.stage, r)
+			}
+			if r.elapsed > 10*time.Second {
+				t.Fatalf("the job took %v to end", r.elapsed)
+			}
+			if c.kind != "exit" && !strings.Contains(r.stderr, "gnnrun: rank 1/2") {
+				t.Fatalf("stderr does not name rank 1/2: %v", r)
+			}
+		})
+	}
+}
+
+// TestLoaderStopsEarlyUnderMPI: a trainer that stops after a few batches
+// ends the run cleanly on every rank, over both transports.
+func TestLoaderStopsEarlyUnderMPI(t *testing.T) {
+	needMPIRun(t)
+	parts := sampleDir(t, false)
+	for _, tr := range []string{"alltoall", "rma"} {
+		rep := filepath.Join(t.TempDir(), "report.json")
+		r := mustRun(t, 4, "loader", parts, "--fanouts", "4,3", "--batch-size", "8", "--epochs", "20", "--transport", tr,
+			"--max-batches", "3", "--verify", "--report", rep)
+		if r.elapsed > 30*time.Second {
+			t.Errorf("%s: an early stop took %v", tr, r.elapsed)
+		}
+		for rk, n := range loaderBatches(t, rep) {
+			if n != 3 {
+				t.Errorf("%s: rank %d's trainer got %d batches, want 3", tr, rk, n)
+			}
+		}
+	}
+}
+
+// TestLoaderBadInputUnderMPI: bad depths, devices, feature arrays and
+// flags fail at once on every rank with the reason.
+func TestLoaderBadInputUnderMPI(t *testing.T) {
+	needMPIRun(t)
+	parts := sampleDir(t, false)
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"sample depth", []string{"--sample-depth", "0"}, "--sample-depth 0: must be at least 1"},
+		{"gather depth", []string{"--gather-depth", "-1"}, "--gather-depth -1: must be at least 1"},
+		{"device depth", []string{"--device-depth", "0"}, "--device-depth 0: must be at least 1"},
+		{"workers past depth", []string{"--sample-workers", "4", "--sample-depth", "2"}, "sample depth 2 below the 4 sample workers"},
+		{"no GPU", []string{"--device", "cuda"}, "CUDA backend"},
+		{"unknown device", []string{"--device", "tpu"}, `device "tpu" is not host, cuda or auto`},
+		{"missing features", []string{"--feat", "nosuch"}, `node array "nosuch"`},
+		{"cache mode", []string{"--cache", "lru"}, `cache "lru" is not reuse or none`},
+		{"compute", []string{"--compute-ms", "-1"}, "--compute-ms -1"},
+		{"hot cache", []string{"--hot-cache", "-5"}, "--hot-cache -5"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := runGnnrun(t, 2, time.Minute, nil, append([]string{"loader", parts, "--fanouts", "4,3", "--batch-size", "8"}, c.args...)...)
+			if r.err == nil || !strings.Contains(r.stderr, c.want) {
+				t.Fatalf("want a failure saying %q, got %v", c.want, r)
+			}
+			if r.elapsed > 30*time.Second {
+				t.Errorf("took %v to fail", r.elapsed)
+			}
+		})
+	}
+}
