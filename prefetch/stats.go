@@ -32,10 +32,11 @@ type StageStats struct {
 // Stats is what a Loader did so far.
 type Stats struct {
 	Stages []StageStats
-	// TrainerWait is the time Next waited for a batch; Batches the batches
-	// it returned.
-	TrainerWait time.Duration
-	Batches     int64
+	// TrainerWait is the time Next waited for batches after the first
+	// (and for the end), StartupWait its wait for the first, while the
+	// pipeline filled; Batches the batches it returned.
+	TrainerWait, StartupWait time.Duration
+	Batches                  int64
 	// The input rows of every batch and where they came from.
 	RowsInput, RowsReused, RowsHot, RowsFetched int64
 	// The fetched rows, by where the gather found them.
@@ -88,7 +89,11 @@ func (r *statsRecorder) waited(stage int, _ time.Duration, n, capacity int) {
 // end.
 func (r *statsRecorder) trainerWait(d time.Duration, gotBatch bool) {
 	r.mu.Lock()
-	r.s.TrainerWait += d
+	if r.s.Batches == 0 && gotBatch {
+		r.s.StartupWait = d
+	} else {
+		r.s.TrainerWait += d
+	}
 	if gotBatch {
 		r.s.Batches++
 	}

@@ -125,7 +125,7 @@ func runDriver(o driverOptions) error {
 	for _, sc := range scales {
 		g := filepath.Join(o.dir, fmt.Sprintf("rmat%d-f%d", sc, o.feat))
 		if _, err := os.Stat(filepath.Join(g, "metadata.json")); err != nil {
-			if err := mpirun(genRanks(), bin, "gen", "--scale", fmt.Sprint(sc), "--feat-dim", fmt.Sprint(o.feat), "--classes", "10", "--chunks", "4", "--out", g); err != nil {
+			if err := mpirun(driver.GenRanks(), bin, "gen", "--scale", fmt.Sprint(sc), "--feat-dim", fmt.Sprint(o.feat), "--classes", "10", "--chunks", "4", "--out", g); err != nil {
 				return err
 			}
 		}
@@ -193,15 +193,6 @@ func randomAssignment(dir, out string, k int) error {
 		_, err := graphio.WriteAssignment(collective.MustNew(rc), out, &m, 0, parts, k)
 		return err
 	}, rank.Timeout(time.Hour))
-}
-
-// genRanks is the rank count that generates the graphs: two share the
-// writes where there is MPI; the graph is the same for any count.
-func genRanks() int {
-	if rank.MPI {
-		return 2
-	}
-	return 1
 }
 
 // mpirun runs args on np ranks with their output on stderr.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -76,4 +77,43 @@ func CheckRanks(nps []int) error {
 		}
 	}
 	return nil
+}
+
+// GenRanks is the rank count that prepares benchmark graphs: two share the
+// work where there is MPI; gen, partition and dispatch give the same
+// files at any count.
+func GenRanks() int {
+	if rank.MPI {
+		return 2
+	}
+	return 1
+}
+
+// Partitioned makes, once, R-MAT scale sc under dir (gnnrun gen with
+// --classes 10 and the extra genFlags), its assignment into k parts
+// balanced on nodes and training nodes, and its partition directory, each
+// step skipped when its output exists; it returns the partition directory.
+// name tells graphs of different genFlags apart.
+func Partitioned(bin, dir, name string, sc, k int, genFlags ...string) (string, error) {
+	g := filepath.Join(dir, fmt.Sprintf("rmat%d%s", sc, name))
+	asg := g + fmt.Sprintf("-asg%d", k)
+	parts := g + fmt.Sprintf("-parts%d", k)
+	steps := []struct {
+		done string
+		args []string
+	}{
+		{filepath.Join(g, "metadata.json"), append([]string{"gen", "--scale", fmt.Sprint(sc), "--classes", "10", "--out", g}, genFlags...)},
+		{filepath.Join(asg, "partition_meta.json"), []string{"partition", "--in", g, "--parts", fmt.Sprint(k), "--balance", "nodes,train", "--out", asg}},
+		{filepath.Join(parts, fmt.Sprintf("rmat%d.json", sc)), []string{"dispatch", "--in", g, "--assignment", asg, "--out", parts}},
+	}
+	for _, st := range steps {
+		if _, err := os.Stat(st.done); err == nil {
+			continue
+		}
+		fmt.Fprintf(os.Stderr, "gnnrun %s\n", strings.Join(st.args, " "))
+		if _, err := Output(GenRanks(), append([]string{bin}, st.args...)...); err != nil {
+			return "", err
+		}
+	}
+	return parts, nil
 }

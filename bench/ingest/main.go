@@ -177,15 +177,6 @@ func world() (*collective.Comm, error) {
 	return collective.New(rc)
 }
 
-// genRanks is the rank count that generates the graphs: two share the
-// writes where there is MPI; the graph is the same for any count.
-func genRanks() int {
-	if rank.MPI {
-		return 2
-	}
-	return 1
-}
-
 // drive runs the whole benchmark.
 func drive(scale int, dir, ranksList, formatList, out string, keep bool) error {
 	self, err := os.Executable()
@@ -210,7 +201,7 @@ func drive(scale int, dir, ranksList, formatList, out string, keep bool) error {
 		gdir := filepath.Join(dir, fmt.Sprintf("rmat%d-%s", scale, format))
 		os.RemoveAll(gdir)
 		t0 := time.Now()
-		cmd, err := driver.Launch(genRanks(), self, "-worker", "gen", "-scale", strconv.Itoa(scale), "-format", format, "-in", gdir)
+		cmd, err := driver.Launch(driver.GenRanks(), self, "-worker", "gen", "-scale", strconv.Itoa(scale), "-format", format, "-in", gdir)
 		if err != nil {
 			return err
 		}

@@ -24,10 +24,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"gnnrun/bench/driver"
-	"gnnrun/rank"
 )
 
 func main() {
@@ -101,7 +99,7 @@ func runDriver(o driverOptions) error {
 	}
 	var results []result
 	for _, sc := range scales {
-		parts, err := prepare(o, bin, sc)
+		parts, err := driver.Partitioned(bin, o.dir, "", sc, o.parts)
 		if err != nil {
 			return err
 		}
@@ -133,40 +131,6 @@ func runDriver(o driverOptions) error {
 		return err
 	}
 	return render(o.out, results)
-}
-
-// prepare generates, partitions and dispatches R-MAT scale sc once.
-func prepare(o driverOptions, bin string, sc int) (string, error) {
-	g := filepath.Join(o.dir, fmt.Sprintf("rmat%d", sc))
-	asg := g + fmt.Sprintf("-asg%d", o.parts)
-	parts := g + fmt.Sprintf("-parts%d", o.parts)
-	steps := []struct {
-		done string
-		args []string
-	}{
-		{filepath.Join(g, "metadata.json"), []string{"gen", "--scale", fmt.Sprint(sc), "--classes", "10", "--out", g}},
-		{filepath.Join(asg, "partition_meta.json"), []string{"partition", "--in", g, "--parts", fmt.Sprint(o.parts), "--balance", "nodes,train", "--out", asg}},
-		{filepath.Join(parts, fmt.Sprintf("rmat%d.json", sc)), []string{"dispatch", "--in", g, "--assignment", asg, "--out", parts}},
-	}
-	for _, st := range steps {
-		if _, err := os.Stat(st.done); err == nil {
-			continue
-		}
-		fmt.Fprintf(os.Stderr, "gnnrun %s\n", strings.Join(st.args, " "))
-		if _, err := driver.Output(genRanks(), append([]string{bin}, st.args...)...); err != nil {
-			return "", err
-		}
-	}
-	return parts, nil
-}
-
-// genRanks is the rank count that prepares the graphs: two share the work
-// where there is MPI; the results are the same for any count.
-func genRanks() int {
-	if rank.MPI {
-		return 2
-	}
-	return 1
 }
 
 func lastLine(b []byte) []byte {
