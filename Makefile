@@ -9,7 +9,7 @@ MPIRUN_FLAGS := --oversubscribe $(if $(filter 0,$(shell id -u)),--allow-run-as-r
 MPIRUN := mpirun $(MPIRUN_FLAGS)
 export OMPI_MCA_btl ?= self,vader,tcp
 
-.PHONY: all deps build build-nompi test unit test-launchers demo bench bench-alltoall bench-pack bench-ingest bench-partition bench-dispatch bench-sample lint clean
+.PHONY: all deps build build-nompi test unit test-launchers demo bench bench-alltoall bench-pack bench-ingest bench-partition bench-dispatch bench-sample bench-loader lint clean
 
 all: build
 
@@ -56,7 +56,9 @@ test-launchers: build
 # partitioned into NP parts balanced on nodes, training nodes and edges,
 # dispatched into partition directories, verified, and served: every rank
 # pulls random feature rows from all partitions over both transports, then
-# samples node-classification and link-prediction mini-batches.
+# samples node-classification and link-prediction mini-batches, then runs
+# the mini-batch pipeline (sample, gather, device copy with the reuse
+# cache) with a stand-in trainer, checking every batch's device rows.
 DEMO := out/demo
 demo: build
 	rm -rf $(DEMO) && mkdir -p $(DEMO)
@@ -73,12 +75,14 @@ demo: build
 	$(MPIRUN) -np $(NP) $(BIN) sample $(DEMO)/parts --fanouts 10,5 --batch-size 512 --epochs 1 --transport rma
 	$(MPIRUN) -np $(NP) $(BIN) sample $(DEMO)/parts --fanouts 10,5 --batch-size 2048 --epochs 1 --transport alltoall \
 		--task link --negatives 4 --exclude reverse
+	$(MPIRUN) -np $(NP) $(BIN) loader $(DEMO)/parts --fanouts 10,5 --batch-size 512 --epochs 2 --compute-ms 5 --verify \
+		--report $(DEMO)/loader-report.json
 	@echo "demo: outputs in $(DEMO)/"
 
 # bench runs every benchmark program; results go to bench/results/. It
 # takes an hour or more on 2 cores; the bench-* targets run one each.
 # gpmetis (Debian package metis) is installed for the partitioner's.
-bench: bench-alltoall bench-pack bench-ingest bench-partition bench-dispatch bench-sample
+bench: bench-alltoall bench-pack bench-ingest bench-partition bench-dispatch bench-sample bench-loader
 
 bench-alltoall: build
 	$(GO) build -o bin/bench-alltoall ./bench/alltoall
@@ -107,6 +111,12 @@ bench-dispatch: build
 # system's random-access rate; bench/results/sample.{md,json,svg}.
 bench-sample: build
 	$(GO) run ./bench/sample --scale 20,22
+
+# bench-loader: the mini-batch pipeline on R-MAT scale 20 and 22 with 128
+# features in K = 4 partitions at 2 and 4 ranks: generation time, stages
+# alone, the trainer's wait, the device cache; bench/results/loader.{md,json,svg}.
+bench-loader: build
+	$(GO) run ./bench/loader --scale 20,22
 
 # lint fails on unformatted code, on go vet's findings, and when go mod
 # tidy would change go.mod or go.sum (it prints the diff).

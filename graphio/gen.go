@@ -23,6 +23,12 @@ type GenSpec struct {
 	Permute    bool // relabel nodes pseudo-randomly, as Graph500 does
 	FeatDim    int  // float32 features per node (0: none)
 	Classes    int  // int64 labels in 0..Classes-1 and train/val/test masks (0: none)
+	// Planted, with Classes, plants the classes as communities a GNN can
+	// learn: node v's class is v mod Classes, this share of the main edge
+	// type's edges get a destination of their source's class (uniform
+	// among them), and features are the class's centroid (±PlantedSignal
+	// per column) plus the usual uniform noise in [-1, 1).
+	Planted float64
 	Hetero     bool // add node type "item" and edge type "user:buys:item"
 	Format     string
 	Chunks     int // chunk files per type (0: one per rank)
@@ -59,6 +65,10 @@ func (s *GenSpec) Validate() error {
 		return fmt.Errorf("graphio: feature dimension and classes must be >= 0")
 	case s.Chunks < 1:
 		return fmt.Errorf("graphio: chunks %d must be positive", s.Chunks)
+	case s.Planted < 0 || s.Planted > 1:
+		return fmt.Errorf("graphio: planted share %v outside [0, 1]", s.Planted)
+	case s.Planted > 0 && s.Classes < 2:
+		return fmt.Errorf("graphio: planted communities need at least 2 classes")
 	case s.Hetero && s.Scale < 3:
 		return fmt.Errorf("graphio: a heterogeneous graph needs scale >= 3")
 	}
@@ -92,19 +102,32 @@ type GenResult struct {
 	Path     string // the metadata.json
 }
 
+// PlantedSignal is the size of a planted class centroid's columns, against
+// noise uniform in [-1, 1): features alone tell 4 classes apart about half
+// the time; the mean over a node's in-neighbours, mostly of its class,
+// much more often.
+const PlantedSignal = 0.1
+
 // genSource generates the edges of one edge type by type-wise edge ID.
 type genSource struct {
-	rmat   *RMAT
-	items  int64 // destination node count of the bipartite type; 0 for R-MAT
-	srcOff int64 // homogeneous offsets of the endpoint types
-	dstOff int64
-	seed   uint64
+	rmat    *RMAT
+	items   int64 // destination node count of the bipartite type; 0 for R-MAT
+	srcOff  int64 // homogeneous offsets of the endpoint types
+	dstOff  int64
+	seed    uint64
+	planted float64 // share of edges rewired into their source's class
+	classes int64
+	nodes   int64
 }
 
 func (g *genSource) edge(e int64) (u, v int64) {
 	u, v = g.rmat.Edge(e)
 	if g.items > 0 {
 		v = int64(graph.Mix64(g.seed^0x6974656d^uint64(e)*0x9e3779b97f4a7c15) % uint64(g.items))
+	}
+	if g.planted > 0 && unitFloat(graph.Mix64(g.seed^0x706c616e^uint64(e)*0x9e3779b97f4a7c15)) < g.planted {
+		k := graph.Mix64(g.seed ^ 0x636c6173 ^ uint64(e)*0xc2b2ae3d27d4eb4f) % uint64(g.nodes/g.classes)
+		v = u%g.classes + g.classes*int64(k)
 	}
 	return u, v
 }
@@ -136,6 +159,9 @@ func Generate(c *collective.Comm, spec GenSpec, dir string, progress func(done, 
 			return nil, err
 		}
 		srcs[t] = &genSource{rmat: r, seed: seed}
+		if t == 0 && spec.Planted > 0 {
+			srcs[t].planted, srcs[t].classes, srcs[t].nodes = spec.Planted, int64(spec.Classes), meta.NumNodes[0]
+		}
 		if t == 1 {
 			srcs[t].items = meta.NumNodes[1]
 			srcs[t].dstOff = meta.NumNodes[0]
@@ -385,8 +411,24 @@ func genFeat(seed uint64, t, j int, n int64) float32 {
 	return float32(2*unitFloat(h) - 1)
 }
 
-func genLabel(seed uint64, classes int, n int64) int64 {
-	return int64(graph.Mix64(seed^0x6c6162656c^uint64(n)*0x9e3779b97f4a7c15) % uint64(classes))
+func genLabel(spec GenSpec, n int64) int64 {
+	if spec.Planted > 0 {
+		return n % int64(spec.Classes)
+	}
+	return int64(graph.Mix64(spec.Seed^0x6c6162656c^uint64(n)*0x9e3779b97f4a7c15) % uint64(spec.Classes))
+}
+
+// plantedCentroid is column j of node n's class centroid: ±PlantedSignal,
+// a function of (seed, class, column); 0 without planted classes.
+func plantedCentroid(spec GenSpec, t, j int, n int64) float32 {
+	if spec.Planted == 0 || t != 0 {
+		return 0
+	}
+	c := uint64(genLabel(spec, n))
+	if graph.Mix64(spec.Seed^0x63656e74^c*0x9e3779b97f4a7c15^uint64(j)*0xc2b2ae3d27d4eb4f)&1 == 0 {
+		return -PlantedSignal
+	}
+	return PlantedSignal
 }
 
 // genSplit puts 60% of the nodes in training, 20% in validation, 20% in
@@ -415,14 +457,14 @@ func writeNodeChunk(dir string, spec GenSpec, nt string, t, k int, lo, hi int64)
 			f := make([]float32, (hi-lo)*int64(d))
 			for i := range hi - lo {
 				for j := range d {
-					f[i*int64(d)+int64(j)] = genFeat(spec.Seed, t, j, lo+i)
+					f[i*int64(d)+int64(j)] = genFeat(spec.Seed, t, j, lo+i) + plantedCentroid(spec, t, j, lo+i)
 				}
 			}
 			ten = graph.TensorOf(f, d)
 		case name == "label":
 			l := make([]int64, hi-lo)
 			for i := range l {
-				l[i] = genLabel(spec.Seed, spec.Classes, lo+int64(i))
+				l[i] = genLabel(spec, lo+int64(i))
 			}
 			ten = graph.TensorOf(l, 0)
 		default:

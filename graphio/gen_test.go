@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"gnnrun/collective"
+	"gnnrun/graph"
 )
 
 func generate(t *testing.T, p int, spec GenSpec, dir string) *GenResult {
@@ -54,4 +55,57 @@ func TestGenReadBackAllFormats(t *testing.T) {
 		}
 	}
 	t.Logf("%+v", ref)
+}
+
+// Planted classes: a node's label is its ID mod the classes, the planted
+// share of edges joins a node to its own class (plus the chance share of
+// the rest), and each feature column averages its class centroid's sign.
+func TestGenPlanted(t *testing.T) {
+	const classes, planted = 4, 0.8
+	dir := t.TempDir()
+	spec := GenSpec{Scale: 13, EdgeFactor: 4, Seed: 3, Permute: true, FeatDim: 8, Classes: classes, Planted: planted, Chunks: 2}
+	generate(t, 2, spec, dir)
+	g := readAll(t, 1, dir)[0]
+	same := 0
+	for i := range g.Edges.Len() {
+		if g.Edges.Src[i]%classes == g.Edges.Dst[i]%classes {
+			same++
+		}
+	}
+	want := planted + (1-planted)/classes
+	if got := float64(same) / float64(g.Edges.Len()); got < want-0.03 || got > want+0.03 {
+		t.Errorf("%.3f of the edges join a class to itself, want about %.3f", got, want)
+	}
+	labels, err := graph.View[int64](g.Nodes.Get(0, "label"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	feat, err := graph.View[float32](g.Nodes.Get(0, "feat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums := make([][]float64, classes)
+	for c := range sums {
+		sums[c] = make([]float64, spec.FeatDim)
+	}
+	for v, l := range labels {
+		if l != int64(v)%classes {
+			t.Fatalf("node %d has label %d, want %d", v, l, v%classes)
+		}
+		for j := range spec.FeatDim {
+			sums[l][j] += float64(feat[v*spec.FeatDim+j])
+		}
+	}
+	for c := range classes {
+		for j := range spec.FeatDim {
+			mean := sums[c][j] / float64(len(labels)/classes)
+			if d := mean - float64(plantedCentroid(spec, 0, j, int64(c))); d < -0.06 || d > 0.06 {
+				t.Errorf("class %d column %d: mean %.3f, centroid %.1f", c, j, mean, plantedCentroid(spec, 0, j, int64(c)))
+			}
+		}
+	}
+	spec.Classes = 1
+	if err := spec.Validate(); err == nil {
+		t.Error("planted classes accepted with one class")
+	}
 }

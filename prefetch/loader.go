@@ -2,7 +2,6 @@ package prefetch
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -11,7 +10,6 @@ import (
 
 	"gnnrun/collective"
 	"gnnrun/cuda"
-	"gnnrun/rank"
 	"gnnrun/sampler"
 	"gnnrun/shard"
 )
@@ -55,7 +53,7 @@ func (b *Batch) Release() {
 // and every rank's trainer takes the same number of batches.
 type Loader struct {
 	o      Options
-	c      *collective.Comm // control: agreements of Close
+	c      *collective.Comm // the loader's own: setup, from which the samplers and stores take theirs
 	served *shard.Served
 	plan   *sampler.Plan
 
@@ -325,7 +323,3 @@ func openStores(c *collective.Comm, s *shard.Served, name string, t shard.Transp
 	return stores, rowBytes, dtype, nil
 }
 
-var errStopped = errors.New("prefetch: stopped")
-
-// sum adds int64s over ranks.
-func sum(c *collective.Comm, v []int64) ([]int64, error) { return collective.Allreduce(c, v, rank.Sum) }

@@ -19,7 +19,7 @@ func init() {
 	register(&command{
 		name:    "gen",
 		summary: "generate an R-MAT graph in DGL's chunked format, every rank writing its chunks",
-		usage:   "gen --scale S --out DIR [--edge-factor E] [--seed X] [--feat-dim D] [--classes C] [--format csv|numpy|parquet] [--hetero] [--chunks K]",
+		usage:   "gen --scale S --out DIR [--edge-factor E] [--seed X] [--feat-dim D] [--classes C [--planted F]] [--format csv|numpy|parquet] [--hetero] [--chunks K]",
 		help: `Generates a Graph500-style R-MAT (stochastic Kronecker) graph with 2^S nodes
 and E*2^S edges and writes it in DGL's chunked graph format: DIR/metadata.json
 (with both per-type and per-chunk counts), edge chunks in DIR/edges/ and node
@@ -33,7 +33,14 @@ files). The edge checksum printed at the end is the one ingest-check prints.
 --feat-dim adds float32 features "feat"; --classes adds int64 labels "label"
 and boolean masks train_mask/val_mask/test_mask (60/20/20%). --hetero adds a
 second node type "item" (2^S/4 nodes) and an edge type "user:buys:item"
-(E*2^S/4 edges, uniform items) beside "user:follows:user".`,
+(E*2^S/4 edges, uniform items) beside "user:follows:user".
+
+Labels are random unless --planted F (with --classes C) plants them as
+communities a GNN can learn: node v's class is v mod C, a share F of the
+edges (of the first type) keep their R-MAT source and take a destination of
+the source's class, and the features are the class's centroid (+-0.1 per
+column) plus uniform noise in [-1, 1), so that features alone tell the
+classes apart poorly and a node's in-neighbours, mostly of its class, well.`,
 		flags: func(fs *pflag.FlagSet) {
 			s := &genFlags.spec
 			fs.IntVar(&s.Scale, "scale", 0, "log2 of the number of nodes (required)")
@@ -46,6 +53,7 @@ second node type "item" (2^S/4 nodes) and an edge type "user:buys:item"
 			fs.BoolVar(&s.Permute, "permute", true, "relabel the nodes by a pseudo-random permutation (Graph500)")
 			fs.IntVar(&s.FeatDim, "feat-dim", 0, "float32 node features per node (0: none)")
 			fs.IntVar(&s.Classes, "classes", 0, "label classes; also writes train/val/test masks (0: none)")
+			fs.Float64Var(&s.Planted, "planted", 0, "plant the classes as communities: this share of edges joins a node to its class (0: random labels)")
 			fs.StringVar(&s.Format, "format", "numpy", "edge chunk format: csv, numpy or parquet")
 			fs.BoolVar(&s.Hetero, "hetero", false, "add a second node type and edge type")
 			fs.IntVar(&s.Chunks, "chunks", 0, "chunks per type (default: one per rank)")
