@@ -29,9 +29,9 @@ type GenSpec struct {
 	// among them), and features are the class's centroid (±PlantedSignal
 	// per column) plus the usual uniform noise in [-1, 1).
 	Planted float64
-	Hetero     bool // add node type "item" and edge type "user:buys:item"
-	Format     string
-	Chunks     int // chunk files per type (0: one per rank)
+	Hetero  bool // add node type "item" and edge type "user:buys:item"
+	Format  string
+	Chunks  int // chunk files per type (0: one per rank)
 }
 
 // SetDefaults fills unset fields: Graph500's edge factor 16 and
@@ -126,7 +126,7 @@ func (g *genSource) edge(e int64) (u, v int64) {
 		v = int64(graph.Mix64(g.seed^0x6974656d^uint64(e)*0x9e3779b97f4a7c15) % uint64(g.items))
 	}
 	if g.planted > 0 && unitFloat(graph.Mix64(g.seed^0x706c616e^uint64(e)*0x9e3779b97f4a7c15)) < g.planted {
-		k := graph.Mix64(g.seed ^ 0x636c6173 ^ uint64(e)*0xc2b2ae3d27d4eb4f) % uint64(g.nodes/g.classes)
+		k := graph.Mix64(g.seed^0x636c6173^uint64(e)*0xc2b2ae3d27d4eb4f) % uint64(g.nodes/g.classes)
 		v = u%g.classes + g.classes*int64(k)
 	}
 	return u, v
