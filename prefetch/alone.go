@@ -25,12 +25,14 @@ func (a StagesAlone) Slowest() time.Duration { return max(a.Sample, a.Gather, a.
 // Sum returns the stages' times per batch added up.
 func (a StagesAlone) Sum() time.Duration { return a.Sample + a.Gather + a.Device }
 
-// MeasureStagesAlone runs the first n batches of epoch 0 through each
-// stage in turn, one stage at a time, as the pipeline would (the sample
-// stage with its workers side by side), keeping each stage's output in
-// memory for the next, and returns each stage's time per batch, the
-// slowest rank's. The batches' memory is held at once: keep n small. It is
-// collective; every rank must pass the same n.
+// MeasureStagesAlone runs the first batches of epoch 0 through each stage
+// in turn, one stage at a time, as the pipeline would (the sample stage
+// with its workers side by side), keeping each stage's output in memory
+// for the next, and returns each stage's time per batch over n batches,
+// the slowest rank's. As many batches as there are device buffers go
+// first, untimed, so the timed ones meet buffers in their steady state
+// (rows kept from the batch before). The batches' memory is held at once:
+// keep n small. It is collective; every rank must pass the same n.
 func MeasureStagesAlone(c *collective.Comm, s *shard.Served, plan *sampler.Plan, o Options, n int) (StagesAlone, error) {
 	l, err := newLoader(c, s, plan, o)
 	if err != nil {
@@ -45,32 +47,34 @@ func MeasureStagesAlone(c *collective.Comm, s *shard.Served, plan *sampler.Plan,
 
 func (l *Loader) measureAlone(n int) (StagesAlone, error) {
 	tasks := l.plan.Epoch(l.o.Sampler.Seed, 0)
-	n = min(n, len(tasks))
+	warm := min(len(l.devs), len(tasks))
+	n = min(n, len(tasks)-warm)
 	a := StagesAlone{Batches: n}
-	if n == 0 {
-		return a, nil
+	if n <= 0 {
+		return a, fmt.Errorf("prefetch: the stages alone need more than %d batches per epoch", warm)
 	}
 	l.stats.init(len(l.samplers))
-	sampled := make([]sampled, n)
-	var err error
-	if a.Sample, err = l.onSlowest(n, func() error { return l.sampleAlone(tasks[:n], sampled) }); err != nil {
+	sampled := make([]sampled, warm+n)
+	if err := l.sampleAlone(tasks, sampled, 0, warm); err != nil {
 		return a, err
 	}
-	gathered := make([]*gatheredBatch, n)
+	var err error
+	if a.Sample, err = l.onSlowest(n, func() error { return l.sampleAlone(tasks, sampled, warm, warm+n) }); err != nil {
+		return a, err
+	}
+	gathered := make([]*gatheredBatch, warm+n)
 	cls := newClassifier()
 	pred := make([]Slots, len(l.devs))
-	if a.Gather, err = l.onSlowest(n, func() error {
-		for k := range sampled {
+	gather := func(from, to int) error {
+		for k := from; k < to; k++ {
 			if gathered[k], err = l.gatherOne(cls, pred, sampled[k]); err != nil {
 				return err
 			}
 		}
 		return nil
-	}); err != nil {
-		return a, err
 	}
-	a.Device, err = l.onSlowest(n, func() error {
-		for _, g := range gathered {
+	device := func(from, to int) error {
+		for _, g := range gathered[from:to] {
 			<-l.free[g.dev]
 			b, err := l.copyOne(g)
 			if err != nil {
@@ -79,20 +83,30 @@ func (l *Loader) measureAlone(n int) (StagesAlone, error) {
 			b.Release()
 		}
 		return nil
-	})
+	}
+	if err := gather(0, warm); err != nil {
+		return a, err
+	}
+	if a.Gather, err = l.onSlowest(n, func() error { return gather(warm, warm+n) }); err != nil {
+		return a, err
+	}
+	if err := device(0, warm); err != nil {
+		return a, err
+	}
+	a.Device, err = l.onSlowest(n, func() error { return device(warm, warm+n) })
 	return a, err
 }
 
-// sampleAlone samples tasks with the loader's workers side by side, task k
-// by worker k mod W, as the pipeline does.
-func (l *Loader) sampleAlone(tasks []sampler.Task, out []sampled) error {
+// sampleAlone samples tasks[from:to] into out with the loader's workers
+// side by side, task i by worker i mod W, as the pipeline does.
+func (l *Loader) sampleAlone(tasks []sampler.Task, out []sampled, from, to int) error {
 	w := len(l.samplers)
 	errs := make([]error, w)
 	var wg sync.WaitGroup
 	for k := range w {
 		wg.Go(func() {
-			for i := k; i < len(tasks); i += w {
-				b, err := l.samplers[k].SampleTask(tasks[i])
+			for i := from + (k-from%w+w)%w; i < to; i += w {
+				b, err := l.samplers[k][0].SampleTask(tasks[i])
 				if err != nil {
 					errs[k] = err
 					return

@@ -149,7 +149,15 @@ func (l *Loader) copyOne(g *gatheredBatch) (*Batch, error) {
 	l.stats.copied(int64(len(g.up.FetchSlots))*int64(l.rowBytes), d.bytes()-before)
 	free := l.free[g.dev]
 	b := &Batch{Batch: g.batch, Features: d.buf, Rows: g.up.Size, RowBytes: l.rowBytes, InputSlots: g.up.SlotOf,
-		EndOfEpoch: g.endOfEpoch, Reused: g.up.Reused, Hot: g.up.Hot, Fetched: g.up.Fetched, src0: g.src0}
+		Kind: l.kindName(g.kind), EndOfEpoch: g.endOfEpoch, Reused: g.up.Reused, Hot: g.up.Hot, Fetched: g.up.Fetched, src0: g.src0}
 	b.release = func() { free <- struct{}{} }
 	return b, nil
+}
+
+// kindName names a batch's kind.
+func (l *Loader) kindName(kind int) string {
+	if kind == 0 {
+		return TrainKind
+	}
+	return l.o.Eval[kind-1].Name
 }

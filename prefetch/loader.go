@@ -28,7 +28,9 @@ type Batch struct {
 	Rows       int // rows of Features the batch uses
 	RowBytes   int
 	InputSlots []int32
-	// EndOfEpoch marks the last batch of its epoch.
+	// Kind is TrainKind or the name of the evaluation set the batch is of.
+	Kind string
+	// EndOfEpoch marks the last training batch of its epoch.
 	EndOfEpoch bool
 	// Where the rows came from: kept on the device from an earlier batch,
 	// copied from the static hot cache on the device, or copied from the
@@ -57,9 +59,9 @@ type Loader struct {
 	served *shard.Served
 	plan   *sampler.Plan
 
-	samplers []*sampler.Sampler
-	stores   []*shard.Store // per node type: its feature rows (nil without)
-	verify   []*shard.Store // per node type, for Verify (own communicator)
+	samplers [][]*sampler.Sampler // per worker: train's, then each evaluation set's
+	stores   []*shard.Store       // per node type: its feature rows (nil without)
+	verify   []*shard.Store       // per node type, for Verify (own communicator)
 	rowBytes int
 	dtype    string
 	hot      *hotCache
@@ -108,6 +110,13 @@ func newLoader(c *collective.Comm, s *shard.Served, plan *sampler.Plan, o Option
 	}
 	l := &Loader{o: o, c: cc, served: s, plan: plan, out: make(chan *Batch, o.DeviceDepth)}
 	l.total = plan.BatchesPerEpoch() * int64(o.Epochs)
+	for e := range o.Epochs {
+		if o.evaluates(e) {
+			for _, set := range o.Eval {
+				l.total += set.Plan.BatchesPerEpoch()
+			}
+		}
+	}
 	l.ctx, l.cancel = context.WithCancel(context.Background())
 	if l.sc, err = c.Dup(); err != nil {
 		cc.Free()
@@ -123,15 +132,21 @@ func newLoader(c *collective.Comm, s *shard.Served, plan *sampler.Plan, o Option
 // open makes the samplers, the feature stores, the hot cache and the
 // device buffers. It is collective.
 func (l *Loader) open() error {
-	for range l.o.SampleWorkers {
-		sm, err := sampler.New(l.c, l.served, l.o.Sampler)
-		if err != nil {
-			return err
+	kinds := append([]EvalSet{{Name: TrainKind, Plan: l.plan, Sampler: l.o.Sampler}}, l.o.Eval...)
+	for w := range l.o.SampleWorkers {
+		l.samplers = append(l.samplers, nil) // closeResources closes what is made
+		for _, k := range kinds {
+			o := k.Sampler
+			o.Transport = l.o.Sampler.Transport
+			sm, err := sampler.New(l.c, l.served, o)
+			if err != nil {
+				return err
+			}
+			l.samplers[w] = append(l.samplers[w], sm)
+			if err := sm.CheckPlan(k.Plan); err != nil {
+				return err
+			}
 		}
-		l.samplers = append(l.samplers, sm)
-	}
-	if err := l.samplers[0].CheckPlan(l.plan); err != nil {
-		return err
 	}
 	var err error
 	if l.stores, l.rowBytes, l.dtype, err = openStores(l.c, l.served, l.o.Feature, l.o.Sampler.Transport); err != nil {
@@ -252,8 +267,10 @@ func (l *Loader) closeResources() error {
 			first = err
 		}
 	}
-	for _, sm := range l.samplers {
-		keep(sm.Close())
+	for _, mine := range l.samplers {
+		for _, sm := range mine {
+			keep(sm.Close())
+		}
 	}
 	for _, st := range append(l.stores, l.verify...) {
 		if st != nil {
@@ -322,4 +339,3 @@ func openStores(c *collective.Comm, s *shard.Served, name string, t shard.Transp
 	}
 	return stores, rowBytes, dtype, nil
 }
-

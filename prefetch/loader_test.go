@@ -23,6 +23,7 @@ import (
 
 // delivered is what a test keeps of a batch the loader gave the trainer.
 type delivered struct {
+	kind       string
 	epoch      int
 	number     int64
 	endOfEpoch bool
@@ -103,7 +104,7 @@ func runOn(t *testing.T, g *testgraph.Graph, p int, o Options, task string, stop
 		if err != nil {
 			return err
 		}
-		pl, err := testPlan(c, s, task, &o.Sampler)
+		pl, err := testPlan(c, s, task, &o)
 		if err != nil {
 			return err
 		}
@@ -131,7 +132,7 @@ func runOn(t *testing.T, g *testgraph.Graph, p int, o Options, task string, stop
 				}
 			}
 			src0 := checkRows(t, g, b)
-			mine = append(mine, delivered{b.Epoch, b.Number, b.EndOfEpoch, describe(b.Batch, src0)})
+			mine = append(mine, delivered{b.Kind, b.Epoch, b.Number, b.EndOfEpoch, describe(b.Batch, src0)})
 			b.Release()
 		}
 		st := l.Stats()
@@ -153,14 +154,26 @@ func runOn(t *testing.T, g *testgraph.Graph, p int, o Options, task string, stop
 }
 
 // testPlan makes the node task's split (train_mask, batches of 16, with
-// labels) or the link task's (every edge of type 0, batches of 64).
-func testPlan(c *collective.Comm, s *shard.Served, task string, o *sampler.Options) (*sampler.Plan, error) {
+// labels) or the link task's (every edge of type 0, batches of 64). With
+// o.EvalEvery set, the node task also gets an evaluation set "val" (every
+// val_mask node, batches of 24, fanouts -1,4, its own seed).
+func testPlan(c *collective.Comm, s *shard.Served, task string, o *Options) (*sampler.Plan, error) {
 	if task == "link" {
-		o.Link = &sampler.LinkOptions{Negatives: 2, Exclude: sampler.ExcludeSelf}
+		o.Sampler.Link = &sampler.LinkOptions{Negatives: 2, Exclude: sampler.ExcludeSelf}
 		return sampler.NewEdgePlan(c, s, s.Config.EdgeTypes[0].String(), "", 64)
 	}
-	o.Labels = sampler.LabelSpec{NType: s.Config.NodeTypes[0], Name: "label"}
-	return sampler.NewNodePlan(c, s, s.Config.NodeTypes[0], "train_mask", 16)
+	nt := s.Config.NodeTypes[0]
+	o.Sampler.Labels = sampler.LabelSpec{NType: nt, Name: "label"}
+	if o.EvalEvery > 0 {
+		val, err := sampler.NewNodePlan(c, s, nt, "val_mask", 24, sampler.Complete())
+		if err != nil {
+			return nil, err
+		}
+		vo := o.Sampler
+		vo.Fanouts, vo.Seed = []int{-1, 4}, o.Sampler.Seed+1
+		o.Eval = []EvalSet{{Name: "val", Plan: val, Sampler: vo}}
+	}
+	return sampler.NewNodePlan(c, s, nt, "train_mask", 16)
 }
 
 // reference samples the same tasks directly, in the plan's order, on p
@@ -176,7 +189,7 @@ func reference(t *testing.T, g *testgraph.Graph, p int, o Options, task string) 
 			return err
 		}
 		defer s.Close()
-		pl, err := testPlan(c, s, task, &o.Sampler)
+		pl, err := testPlan(c, s, task, &o)
 		if err != nil {
 			return err
 		}
@@ -192,7 +205,25 @@ func reference(t *testing.T, g *testgraph.Graph, p int, o Options, task string) 
 				if err != nil {
 					return err
 				}
-				mine = append(mine, delivered{b.Epoch, b.Number, i == len(tasks)-1, describe(b, b.Blocks[0].Src)})
+				mine = append(mine, delivered{TrainKind, b.Epoch, b.Number, i == len(tasks)-1, describe(b, b.Blocks[0].Src)})
+			}
+			if len(o.Eval) == 0 || ((e+1)%o.EvalEvery != 0 && e != o.Epochs-1) {
+				continue
+			}
+			set := o.Eval[0]
+			vs, err := sampler.New(c, s, set.Sampler)
+			if err != nil {
+				return err
+			}
+			for _, tk := range set.Plan.Epoch(set.Sampler.Seed, e) {
+				b, err := vs.SampleTask(tk)
+				if err != nil {
+					return err
+				}
+				mine = append(mine, delivered{set.Name, b.Epoch, b.Number, false, describe(b, b.Blocks[0].Src)})
+			}
+			if err := vs.Close(); err != nil {
+				return err
 			}
 		}
 		mu.Lock()
@@ -211,7 +242,8 @@ func testOptions() Options {
 // The loader delivers exactly the sampler's batches, in the plan's order,
 // across the epoch boundary, with an end-of-epoch mark on each epoch's last
 // batch, every device row its node's input row and every label its seed's,
-// at 1, 2 and 4 ranks and over both transports.
+// at 1, 2 and 4 ranks and over both transports; with an evaluation set,
+// its batches follow the epochs that evaluate.
 func TestLoaderDeliversSamplerBatches(t *testing.T) {
 	for _, hetero := range []bool{false, true} {
 		g := testgraph.Get(t, testgraph.Spec{Hetero: hetero, K: 4, FeatDim: 5})
@@ -223,7 +255,10 @@ func TestLoaderDeliversSamplerBatches(t *testing.T) {
 					}
 					o := testOptions()
 					o.Sampler.Transport = tr
-					t.Run(fmt.Sprintf("hetero=%v/%s/%s/P=%d", hetero, task, tr, p), func(t *testing.T) {
+					if task == "node" && !hetero && p > 1 {
+						o.EvalEvery, o.Epochs = 2, 3 // evaluations after epochs 1 and 2
+					}
+					t.Run(fmt.Sprintf("hetero=%v/%s/%s/P=%d/eval=%d", hetero, task, tr, p, o.EvalEvery), func(t *testing.T) {
 						got, _ := runOn(t, g, p, o, task, nil)
 						want := reference(t, g, p, o, task)
 						for r := range p {
@@ -232,8 +267,8 @@ func TestLoaderDeliversSamplerBatches(t *testing.T) {
 							}
 							for i := range got[r] {
 								if got[r][i] != want[r][i] {
-									t.Fatalf("rank %d: batch %d of the run is epoch %d batch %d (end %v), the sampler's is epoch %d batch %d (end %v), or their contents differ",
-										r, i, got[r][i].epoch, got[r][i].number, got[r][i].endOfEpoch, want[r][i].epoch, want[r][i].number, want[r][i].endOfEpoch)
+									t.Fatalf("rank %d: batch %d of the run is %s epoch %d batch %d (end %v), the sampler's is %s epoch %d batch %d (end %v), or their contents differ",
+										r, i, got[r][i].kind, got[r][i].epoch, got[r][i].number, got[r][i].endOfEpoch, want[r][i].kind, want[r][i].epoch, want[r][i].number, want[r][i].endOfEpoch)
 								}
 							}
 						}
@@ -323,7 +358,7 @@ func TestLoaderStageFailure(t *testing.T) {
 					}
 					return nil
 				}
-				pl, err := testPlan(c, s, "node", &o.Sampler)
+				pl, err := testPlan(c, s, "node", &o)
 				if err != nil {
 					return err
 				}
@@ -393,7 +428,7 @@ func TestMeasureStagesAlone(t *testing.T) {
 			}
 			o := testOptions()
 			o.Sampler.Transport, o.Device = tr, dev
-			pl, err := testPlan(c, s, "node", &o.Sampler)
+			pl, err := testPlan(c, s, "node", &o)
 			if err != nil {
 				return err
 			}

@@ -39,6 +39,14 @@ func ParseCacheMode(s string) (CacheMode, error) {
 	return 0, fmt.Errorf("prefetch: cache %q is not reuse or none", s)
 }
 
+// EvalSet is a set of evaluation batches: its plan (made with
+// sampler.Complete, so every item is evaluated) and how to sample it.
+type EvalSet struct {
+	Name    string // Batch.Kind of its batches: "val", "test"
+	Plan    *sampler.Plan
+	Sampler sampler.Options // its fanouts; the transport is the loader's
+}
+
 // Options are the parameters of a Loader.
 type Options struct {
 	// Sampler draws the batches: its transport also fetches the remote
@@ -64,12 +72,27 @@ type Options struct {
 	GatherDepth   int // host buffers gathered ahead of the device copy, default 2
 	DeviceDepth   int // batches on the device ahead of the trainer, default 1
 
+	// Eval are the sets the trainer evaluates on: after every EvalEvery
+	// epochs (default 1) and after the last, the batches of every set, in
+	// order, follow the epoch's training batches (Batch.Kind names the
+	// set).
+	Eval      []EvalSet
+	EvalEvery int
+
 	// Verify opens what Loader.Verify needs to check batches.
 	Verify bool
 
 	// Fault, when set, is called at every stage step with the stage's
 	// name; an error it returns fails the stage (tests inject failures).
 	Fault func(stage string) error
+}
+
+// TrainKind is the Kind of training batches.
+const TrainKind = "train"
+
+// evaluates reports whether the evaluation sets follow epoch e.
+func (o *Options) evaluates(e int) bool {
+	return len(o.Eval) > 0 && ((e+1)%o.EvalEvery == 0 || e == o.Epochs-1)
 }
 
 func (o *Options) setDefault() {
@@ -91,6 +114,9 @@ func (o *Options) setDefault() {
 	if o.DeviceDepth == 0 {
 		o.DeviceDepth = 1
 	}
+	if o.EvalEvery == 0 {
+		o.EvalEvery = 1
+	}
 }
 
 // check validates the options after defaults.
@@ -105,6 +131,8 @@ func (o *Options) check() error {
 			o.SampleWorkers, o.SampleDepth, o.GatherDepth, o.DeviceDepth)
 	case o.SampleDepth < o.SampleWorkers:
 		return fmt.Errorf("prefetch: sample depth %d below the %d sample workers: each worker needs a batch in flight", o.SampleDepth, o.SampleWorkers)
+	case o.EvalEvery < 1:
+		return fmt.Errorf("prefetch: evaluation every %d epochs; at least 1", o.EvalEvery)
 	case o.HotBytes < 0:
 		return fmt.Errorf("prefetch: hot cache of %d bytes", o.HotBytes)
 	case o.Cache != Reuse && o.Cache != NoCache:
@@ -112,6 +140,11 @@ func (o *Options) check() error {
 	}
 	if o.Sampler.Transport != shard.Alltoall && o.Sampler.Transport != shard.RMA {
 		return fmt.Errorf("prefetch: unknown transport %v", o.Sampler.Transport)
+	}
+	for _, e := range o.Eval {
+		if e.Name == "" || e.Name == TrainKind || e.Plan == nil {
+			return fmt.Errorf("prefetch: an evaluation set needs a plan and a name other than %q (got %q)", TrainKind, e.Name)
+		}
 	}
 	return nil
 }

@@ -22,6 +22,7 @@ import (
 type item struct {
 	seq        int64
 	task       sampler.Task
+	kind       int // 0: training; k: evaluation set k-1
 	endOfEpoch bool
 }
 
@@ -73,9 +74,10 @@ func (l *Loader) fault(stage string) error {
 }
 
 // schedule sends the tasks of every epoch, one epoch after the other
-// without a pause between them, each to its sampling worker. Before each
-// task the ranks agree whether all their trainers have stopped (Close), on
-// the scheduler's own communicator; if so, every rank stops there.
+// without a pause between them, each to its sampling worker, with the
+// evaluation sets' tasks after the epochs that evaluate. Before each task
+// the ranks agree whether all their trainers have stopped (Close), on the
+// scheduler's own communicator; if so, every rank stops there.
 func (l *Loader) schedule(to []chan item) {
 	defer func() {
 		for _, ch := range to {
@@ -83,25 +85,42 @@ func (l *Loader) schedule(to []chan item) {
 		}
 	}()
 	var seq int64
+	send := func(it item) bool {
+		stop, err := l.allStopped()
+		if err != nil {
+			l.fail(err)
+			return false
+		}
+		if stop {
+			return false
+		}
+		it.seq = seq
+		select {
+		case to[seq%int64(len(to))] <- it:
+		case <-l.ctx.Done():
+			return false
+		}
+		seq++
+		return true
+	}
 	for e := range l.o.Epochs {
 		t0 := time.Now()
 		tasks := l.plan.Epoch(l.o.Sampler.Seed, e)
 		l.stats.busy(stageSchedule, time.Since(t0))
 		for i, t := range tasks {
-			stop, err := l.allStopped()
-			if err != nil {
-				l.fail(err)
+			if !send(item{task: t, endOfEpoch: i == len(tasks)-1}) {
 				return
 			}
-			if stop {
-				return
+		}
+		if !l.o.evaluates(e) {
+			continue
+		}
+		for k, set := range l.o.Eval {
+			for _, t := range set.Plan.Epoch(set.Sampler.Seed, e) {
+				if !send(item{task: t, kind: k + 1}) {
+					return
+				}
 			}
-			select {
-			case to[seq%int64(len(to))] <- item{seq: seq, task: t, endOfEpoch: i == len(tasks)-1}:
-			case <-l.ctx.Done():
-				return
-			}
-			seq++
 		}
 	}
 }
@@ -137,7 +156,7 @@ func (l *Loader) sampleWorker(w int, in chan item, out chan sampled) {
 		err := l.fault("sample")
 		var b *sampler.Batch
 		if err == nil {
-			b, err = l.samplers[w].SampleTask(it.task)
+			b, err = l.samplers[w][it.kind].SampleTask(it.task)
 		}
 		l.stats.busy(stageSample, time.Since(t1))
 		if err != nil {

@@ -50,6 +50,7 @@ type Plan struct {
 	batches   int64 // NB: batches of an epoch before equalising
 	perRank   int64 // n
 	limit     int64 // batches run per epoch (Truncate): at most n
+	complete  bool  // every item in a batch (Complete)
 	rank      int
 	ranks     int
 	items     [][]int64 // per partition this rank's batches reach: its items
@@ -71,7 +72,7 @@ type PlanStats struct {
 // NewNodePlan splits the nodes of type ntype whose node array mask is
 // non-zero (all of them when mask is "") into batches of batchSize. It is
 // collective.
-func NewNodePlan(c *collective.Comm, s *shard.Served, ntype, mask string, batchSize int) (*Plan, error) {
+func NewNodePlan(c *collective.Comm, s *shard.Served, ntype, mask string, batchSize int, opts ...PlanOption) (*Plan, error) {
 	ti := slices.Index(s.Config.NodeTypes, ntype)
 	if ti < 0 {
 		return nil, fmt.Errorf("sampler: no node type %q (the graph has %v)", ntype, s.Config.NodeTypes)
@@ -86,8 +87,17 @@ func NewNodePlan(c *collective.Comm, s *shard.Served, ntype, mask string, batchS
 	if err := collective.Agree(c, err); err != nil {
 		return nil, err
 	}
-	return newPlan(c, s, 1, local, batchSize, "nodes of type "+ntype+marked(mask), -1)
+	return newPlan(c, s, 1, local, batchSize, "nodes of type "+ntype+marked(mask), -1, opts)
 }
+
+// PlanOption changes how a plan splits its items.
+type PlanOption func(*Plan)
+
+// Complete puts every item in a batch, for evaluation: each rank runs
+// ceil(batches/P) batches, and the ranks past the last item run empty
+// ones (no seeds), so every rank still runs as many; nothing is dropped,
+// and it works with fewer batches than ranks.
+func Complete() PlanOption { return func(pl *Plan) { pl.complete = true } }
 
 // marked says which items a mask keeps, for messages.
 func marked(mask string) string {
@@ -124,7 +134,7 @@ func trainNodes(p *shard.Partition, ntype string, ti int, mask string) ([]int64,
 // relation; "" when the graph has one edge type) whose edge array mask is
 // non-zero (all of them when mask is "") into batches of batchSize. It is
 // collective.
-func NewEdgePlan(c *collective.Comm, s *shard.Served, etype, mask string, batchSize int) (*Plan, error) {
+func NewEdgePlan(c *collective.Comm, s *shard.Served, etype, mask string, batchSize int, opts ...PlanOption) (*Plan, error) {
 	et, err := targetEtype(s.Config.EdgeTypes, etype)
 	if err != nil {
 		return nil, err
@@ -138,7 +148,7 @@ func NewEdgePlan(c *collective.Comm, s *shard.Served, etype, mask string, batchS
 	if err := collective.Agree(c, err); err != nil {
 		return nil, err
 	}
-	return newPlan(c, s, 4, local, batchSize, "edges of type "+s.Config.EdgeTypes[et].String()+marked(mask), et)
+	return newPlan(c, s, 4, local, batchSize, "edges of type "+s.Config.EdgeTypes[et].String()+marked(mask), et, opts)
 }
 
 // targetEtype resolves the edge type of a link task.
@@ -190,9 +200,12 @@ func trainEdges(p *shard.Partition, et int, mask string) ([]int64, error) {
 // newPlan completes a plan from the items of this rank's partitions: it
 // shares the counts, checks the batch count, and fetches the items of the
 // other partitions this rank's batches reach. It is collective.
-func newPlan(c *collective.Comm, s *shard.Served, width int, local map[int][]int64, batchSize int, what string, etype int) (*Plan, error) {
+func newPlan(c *collective.Comm, s *shard.Served, width int, local map[int][]int64, batchSize int, what string, etype int, opts []PlanOption) (*Plan, error) {
 	k := s.Config.NumParts
 	pl := &Plan{batchSize: int64(batchSize), width: width, rank: c.Rank(), ranks: c.Size(), items: make([][]int64, k), etype: etype}
+	for _, o := range opts {
+		o(pl)
+	}
 	counts := make([]int64, k)
 	for q := range counts {
 		counts[q] = -1
@@ -233,6 +246,9 @@ func (pl *Plan) cut(what string) error {
 	}
 	pl.batches = (pl.total + pl.batchSize - 1) / pl.batchSize
 	pl.perRank = pl.batches / int64(pl.ranks)
+	if pl.complete {
+		pl.perRank = (pl.batches + int64(pl.ranks) - 1) / int64(pl.ranks)
+	}
 	if pl.perRank == 0 {
 		return fmt.Errorf("sampler: %d %s make %d batches of %d, fewer than the %d ranks; every rank needs one: lower the batch size to at most %d",
 			pl.total, what, pl.batches, pl.batchSize, pl.ranks, pl.total/int64(pl.ranks))
@@ -243,7 +259,7 @@ func (pl *Plan) cut(what string) error {
 // span returns the positions [lo, hi) of the joined list this rank's
 // batches cover.
 func (pl *Plan) span() (int64, int64) {
-	lo := int64(pl.rank) * pl.perRank * pl.batchSize
+	lo := min(int64(pl.rank)*pl.perRank*pl.batchSize, pl.total)
 	return lo, min(lo+pl.perRank*pl.batchSize, pl.total)
 }
 
@@ -314,7 +330,7 @@ func (pl *Plan) fetchReached(c *collective.Comm, s *shard.Served) error {
 // Stats describes the split as this rank sees it.
 func (pl *Plan) Stats() PlanStats {
 	lo, hi := pl.span()
-	return PlanStats{Items: pl.total, Batches: pl.batches, PerRank: pl.perRank, Dropped: pl.batches - pl.perRank*int64(pl.ranks),
+	return PlanStats{Items: pl.total, Batches: pl.batches, PerRank: pl.perRank, Dropped: max(0, pl.batches-pl.perRank*int64(pl.ranks)),
 		LocalShare: float64(pl.local) / float64(max(1, hi-lo)), Partitions: pl.counts, ReachedParts: pl.reached()}
 }
 

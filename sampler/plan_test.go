@@ -1,6 +1,7 @@
 package sampler
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -235,5 +236,71 @@ func TestPlanTruncate(t *testing.T) {
 	var pl Plan
 	if err := pl.Truncate(0); err == nil {
 		t.Error("Truncate(0) accepted")
+	}
+}
+
+// A complete plan puts every training node in exactly one batch at any
+// rank count, even with fewer batches than ranks, every rank running as
+// many (the last ones empty); empty batches sample to empty blocks over
+// both transports.
+func TestPlanComplete(t *testing.T) {
+	f := getFixture(t, false, 4)
+	for _, bs := range []int{8, 1000} {
+		for _, p := range []int{1, 3, 4} {
+			mk := func(c *collective.Comm, s *shard.Served) (*Plan, error) {
+				return NewNodePlan(c, s, s.Config.NodeTypes[0], "train_mask", bs, Complete())
+			}
+			tasks, stats := planOn(t, f, p, mk)
+			var seeds []int64
+			for r, ts := range tasks {
+				if len(ts) != len(tasks[0]) {
+					t.Fatalf("batch %d, P=%d: rank %d runs %d tasks, rank 0 %d", bs, p, r, len(ts), len(tasks[0]))
+				}
+				for _, k := range ts {
+					if k.Epoch == 0 {
+						seeds = append(seeds, k.Seeds...)
+					}
+				}
+			}
+			var want []int64
+			for v := range f.Orig {
+				if f.Train[f.Orig[v]] {
+					want = append(want, v)
+				}
+			}
+			slices.Sort(seeds)
+			slices.Sort(want)
+			if !slices.Equal(seeds, want) || stats[0].Dropped != 0 {
+				t.Fatalf("batch %d, P=%d: epoch 0 holds %d seeds, the training nodes are %d (%d batches dropped)", bs, p, len(seeds), len(want), stats[0].Dropped)
+			}
+		}
+	}
+	for _, tr := range []shard.Transport{shard.Alltoall, shard.RMA} {
+		world(t, 4, func(c *collective.Comm) error {
+			s, err := shard.Serve(c, f.Parts)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			pl, err := NewNodePlan(c, s, s.Config.NodeTypes[0], "train_mask", 1000, Complete())
+			if err != nil {
+				return err
+			}
+			sm, err := New(c, s, Options{Fanouts: []int{3, 2}, Transport: tr})
+			if err != nil {
+				return err
+			}
+			defer sm.Close()
+			for _, task := range pl.Epoch(1, 0) {
+				b, err := sm.SampleTask(task)
+				if err != nil {
+					return err
+				}
+				if len(task.Seeds) == 0 && (len(b.Blocks) != 2 || len(b.Blocks[0].Nodes) != 0 || b.Blocks[0].NumEdges() != 0) {
+					return fmt.Errorf("an empty task sampled to %d blocks, %d input nodes", len(b.Blocks), len(b.Blocks[0].Nodes))
+				}
+			}
+			return nil
+		})
 	}
 }
