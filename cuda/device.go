@@ -109,22 +109,54 @@ type Event interface {
 	Close()
 }
 
+// OpenOption changes how a device is opened.
+type OpenOption func(*openOptions)
+
+type openOptions struct{ shared bool }
+
+// Shared makes every buffer of the device one another process can map
+// (Export): on the host backend, memory of a memfd; on a GPU, memory a CUDA
+// IPC handle opens.
+func Shared() OpenOption { return func(o *openOptions) { o.shared = true } }
+
 // Open opens device ordinal of the kind; Auto opens the CUDA device when
 // one is usable and falls back to the host backend otherwise.
-func Open(k Kind, ordinal int) (Device, error) {
+func Open(k Kind, ordinal int, opts ...OpenOption) (Device, error) {
+	var o openOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	switch k {
 	case Host:
-		return newHostDevice(), nil
+		return newHostDevice(o), nil
 	case CUDA:
-		return openCUDA(ordinal)
+		return openCUDA(ordinal, o)
 	case Auto:
-		d, err := openCUDA(ordinal)
+		d, err := openCUDA(ordinal, o)
 		if errors.Is(err, ErrNoGPU) {
-			return newHostDevice(), nil
+			return newHostDevice(o), nil
 		}
 		return d, err
 	}
 	return nil, fmt.Errorf("cuda: unknown device kind %d", int(k))
+}
+
+// Handle lets another process map a buffer of a device opened Shared: on
+// the host backend, a file descriptor of the memory (a memfd, passed over
+// a Unix socket); on a GPU, a CUDA IPC handle.
+type Handle struct {
+	Kind Kind
+	FD   int    // host: the memfd, owned by the buffer (do not close it)
+	IPC  []byte // cuda: the IPC handle
+	Size int64
+}
+
+// Export returns the handle of a buffer of a device opened Shared.
+func Export(b Buffer) (Handle, error) {
+	if e, ok := b.(interface{ export() (Handle, error) }); ok {
+		return e.export()
+	}
+	return Handle{}, fmt.Errorf("cuda: this buffer cannot be shared with another process")
 }
 
 // checkRows checks that every index of rows is a row of a buffer of n

@@ -6,13 +6,15 @@ import (
 	"sync/atomic"
 )
 
-// hostDevice is the host backend: buffers are ordinary memory, and each
-// stream runs its operations on a goroutine of its own, in order.
+// hostDevice is the host backend: buffers are ordinary memory (or, when
+// shared, memory of a memfd another process maps), and each stream runs
+// its operations on a goroutine of its own, in order.
 type hostDevice struct {
+	o    openOptions
 	live atomic.Int64 // buffers and streams not yet freed or closed
 }
 
-func newHostDevice() *hostDevice { return &hostDevice{} }
+func newHostDevice(o openOptions) *hostDevice { return &hostDevice{o: o} }
 
 func (d *hostDevice) Name() string { return "host memory" }
 func (d *hostDevice) Kind() Kind   { return Host }
@@ -21,8 +23,17 @@ func (d *hostDevice) Alloc(n int64) (Buffer, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("cuda: allocation of %d bytes", n)
 	}
+	b := &hostBuffer{dev: d, fd: -1}
+	if d.o.shared {
+		var err error
+		if b.mem, b.fd, err = memfdMap(n); err != nil {
+			return nil, err
+		}
+	} else {
+		b.mem = make([]byte, n)
+	}
 	d.live.Add(1)
-	return &hostBuffer{dev: d, mem: make([]byte, n)}, nil
+	return b, nil
 }
 
 func (d *hostDevice) NewStream() (Stream, error) {
@@ -42,6 +53,7 @@ func (d *hostDevice) Close() error {
 type hostBuffer struct {
 	dev   *hostDevice
 	mem   []byte
+	fd    int // the memfd of a shared buffer, else -1
 	freed bool
 }
 
@@ -53,9 +65,20 @@ func (b *hostBuffer) Free() error {
 		return fmt.Errorf("cuda: buffer of %d bytes freed twice", len(b.mem))
 	}
 	b.freed = true
+	var err error
+	if b.fd >= 0 {
+		err = memfdUnmap(b.mem, b.fd)
+	}
 	b.mem = nil
 	b.dev.live.Add(-1)
-	return nil
+	return err
+}
+
+func (b *hostBuffer) export() (Handle, error) {
+	if b.fd < 0 {
+		return Handle{}, fmt.Errorf("cuda: a buffer of a device not opened Shared cannot be shared")
+	}
+	return Handle{Kind: Host, FD: b.fd, Size: int64(len(b.mem))}, nil
 }
 
 // hostStream runs queued operations in order on its goroutine. The first

@@ -148,7 +148,7 @@ func (l *Loader) copyOne(g *gatheredBatch) (*Batch, error) {
 	l.putHostBuffer(g.host)
 	l.stats.copied(int64(len(g.up.FetchSlots))*int64(l.rowBytes), d.bytes()-before)
 	free := l.free[g.dev]
-	b := &Batch{Batch: g.batch, Features: d.buf, Rows: g.up.Size, RowBytes: l.rowBytes, InputSlots: g.up.SlotOf,
+	b := &Batch{Batch: g.batch, Features: d.buf, Buffer: g.dev, Rows: g.up.Size, RowBytes: l.rowBytes, InputSlots: g.up.SlotOf,
 		Kind: l.kindName(g.kind), EndOfEpoch: g.endOfEpoch, Reused: g.up.Reused, Hot: g.up.Hot, Fetched: g.up.Fetched, src0: g.src0}
 	b.release = func() { free <- struct{}{} }
 	return b, nil

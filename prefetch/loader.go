@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"gnnrun/collective"
 	"gnnrun/cuda"
+	"gnnrun/graph"
 	"gnnrun/sampler"
 	"gnnrun/shard"
 )
@@ -25,6 +27,7 @@ import (
 type Batch struct {
 	*sampler.Batch
 	Features   cuda.Buffer
+	Buffer     int // which of the loader's device buffers Features is
 	Rows       int // rows of Features the batch uses
 	RowBytes   int
 	InputSlots []int32
@@ -39,6 +42,23 @@ type Batch struct {
 
 	release func()
 	src0    []int32 // block 0's sources before renumbering (Options.Verify)
+}
+
+// NodeSources returns block 0's sources as indices into its nodes, as the
+// sampler made them (Blocks[0].Src holds slots).
+func (b *Batch) NodeSources() []int32 {
+	if len(b.Blocks) == 0 {
+		return nil
+	}
+	inv := make([]int32, b.Rows)
+	for i, s := range b.InputSlots {
+		inv[s] = int32(i)
+	}
+	src := make([]int32, len(b.Blocks[0].Src))
+	for k, s := range b.Blocks[0].Src {
+		src[k] = inv[s]
+	}
+	return src
 }
 
 // Release gives the batch's device buffer back to the pipeline; the batch
@@ -63,7 +83,8 @@ type Loader struct {
 	stores   []*shard.Store       // per node type: its feature rows (nil without)
 	verify   []*shard.Store       // per node type, for Verify (own communicator)
 	rowBytes int
-	dtype    string
+	rowType  graph.DType // of the feature rows
+	rowShape []int64     // of one feature row
 	hot      *hotCache
 	devs     []*deviceBuffer // the device stage's buffers, used in turn
 	free     []chan struct{} // per buffer: a token while no batch holds it
@@ -149,11 +170,17 @@ func (l *Loader) open() error {
 		}
 	}
 	var err error
-	if l.stores, l.rowBytes, l.dtype, err = openStores(l.c, l.served, l.o.Feature, l.o.Sampler.Transport); err != nil {
+	if l.stores, err = openStores(l.c, l.served, l.o.Feature, l.o.Sampler.Transport); err != nil {
 		return err
 	}
+	for ti, st := range l.stores {
+		if st != nil {
+			ten := l.served.Parts[0].NodeFeat(l.served.Config.NodeTypes[ti], l.o.Feature)
+			l.rowBytes, l.rowType, l.rowShape = st.RowBytes(), ten.DType, ten.RowShape()
+		}
+	}
 	if l.o.Verify {
-		if l.verify, _, _, err = openStores(l.c, l.served, l.o.Feature, l.o.Sampler.Transport); err != nil {
+		if l.verify, err = openStores(l.c, l.served, l.o.Feature, l.o.Sampler.Transport); err != nil {
 			return err
 		}
 		if l.vstream, err = l.o.Device.NewStream(); err != nil {
@@ -229,6 +256,10 @@ func (l *Loader) MaxInFlight() int {
 	return o.SampleDepth + o.SampleWorkers + o.GatherDepth + 1 + o.DeviceDepth + 1
 }
 
+// DeviceBuffers returns how many device buffers the batches use in turn
+// (Batch.Buffer): the most batches a trainer can hold at once.
+func (l *Loader) DeviceBuffers() int { return len(l.devs) }
+
 // RowBytes returns the bytes of one feature row.
 func (l *Loader) RowBytes() int { return l.rowBytes }
 
@@ -299,9 +330,9 @@ func (l *Loader) closeResources() error {
 // openStores opens, for every node type with the feature array, a store
 // of its rows on its own communicator, and checks that the types' rows
 // are alike. It is collective.
-func openStores(c *collective.Comm, s *shard.Served, name string, t shard.Transport) ([]*shard.Store, int, string, error) {
+func openStores(c *collective.Comm, s *shard.Served, name string, t shard.Transport) ([]*shard.Store, error) {
 	stores := make([]*shard.Store, len(s.Config.NodeTypes))
-	rowBytes, dtype := -1, ""
+	var first *graph.Tensor
 	var err error
 	for ti, nt := range s.Config.NodeTypes {
 		has := int64(1)
@@ -311,22 +342,23 @@ func openStores(c *collective.Comm, s *shard.Served, name string, t shard.Transp
 			}
 		}
 		if has, err = collective.Min(c, has); err != nil {
-			return nil, 0, "", err
+			return nil, err
 		}
 		if has == 0 {
 			continue
 		}
 		if stores[ti], err = shard.NewStore(c, s, nt, name, t); err != nil {
-			return nil, 0, "", err
-		}
-		ten := s.Parts[0].NodeFeat(nt, name)
-		if rowBytes >= 0 && (stores[ti].RowBytes() != rowBytes || ten.DType.String() != dtype) {
-			err = fmt.Errorf("prefetch: node array %q is %s rows of %d bytes for one node type and %s rows of %d for %s; the loader gathers one kind of row", name, dtype, rowBytes, ten.DType, stores[ti].RowBytes(), nt)
 			break
 		}
-		rowBytes, dtype = stores[ti].RowBytes(), ten.DType.String()
+		ten := s.Parts[0].NodeFeat(nt, name)
+		if first != nil && (ten.DType != first.DType || !slices.Equal(ten.RowShape(), first.RowShape())) {
+			err = fmt.Errorf("prefetch: node array %q has rows of %s%v for one node type and %s%v for %s; the loader gathers one kind of row",
+				name, first.DType, first.RowShape(), ten.DType, ten.RowShape(), nt)
+			break
+		}
+		first = ten
 	}
-	if err == nil && rowBytes < 0 {
+	if err == nil && first == nil {
 		err = fmt.Errorf("prefetch: no node type has the node array %q to gather (%s)", name, s.ConfigPath)
 	}
 	if err != nil {
@@ -335,7 +367,11 @@ func openStores(c *collective.Comm, s *shard.Served, name string, t shard.Transp
 				st.Close()
 			}
 		}
-		return nil, 0, "", err
+		return nil, err
 	}
-	return stores, rowBytes, dtype, nil
+	return stores, nil
 }
+
+// FeatureRow returns the type and shape of one feature row (the shape of
+// a batch's rows is its Rows followed by this).
+func (l *Loader) FeatureRow() (graph.DType, []int64) { return l.rowType, l.rowShape }

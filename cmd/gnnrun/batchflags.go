@@ -12,6 +12,7 @@ import (
 	"gnnrun/collective"
 	"gnnrun/graph"
 	"gnnrun/graphio"
+	"gnnrun/prefetch"
 	"gnnrun/report"
 	"gnnrun/sampler"
 	"gnnrun/shard"
@@ -209,10 +210,11 @@ type dumper struct {
 	orig   *shard.Store // new -> input node IDs
 }
 
-// newDumper makes dir on rank 0 and opens the ID store; it is collective.
+// newDumper makes dir on rank 0 (none when dir is "": arrays only) and
+// opens the ID store; it is collective.
 func newDumper(c *collective.Comm, s *shard.Served, dir string, t shard.Transport) (*dumper, error) {
 	var err error
-	if c.Rank() == 0 {
+	if c.Rank() == 0 && dir != "" {
 		err = os.MkdirAll(dir, 0o755)
 	}
 	if err = collective.Agree(c, err); err != nil {
@@ -227,14 +229,30 @@ func newDumper(c *collective.Comm, s *shard.Served, dir string, t shard.Transpor
 
 func (d *dumper) close() error { return d.orig.Close() }
 
-// dump writes one batch; block0Src, when not nil, are block 0's source
-// indices into its nodes (the loader renumbers Blocks[0].Src to device
-// slots). It is collective with the alltoall transport.
-func (d *dumper) dump(b *sampler.Batch, block0Src []int32) error {
+// dump writes one batch as DIR/e<epoch>-b<batch>.npz (an evaluation
+// batch as <kind>-e<epoch>-b<batch>.npz); block0Src, when not nil, are
+// block 0's source indices into its nodes (the loader renumbers
+// Blocks[0].Src to device slots). It is collective with the alltoall
+// transport.
+func (d *dumper) dump(b *sampler.Batch, block0Src []int32, kind string) error {
+	arrays, err := d.arrays(b, block0Src)
+	if err != nil {
+		return err
+	}
+	name := fmt.Sprintf("e%d-b%d.npz", b.Epoch, b.Number)
+	if kind != "" && kind != prefetch.TrainKind {
+		name = kind + "-" + name
+	}
+	return graphio.WriteNpz(filepath.Join(d.dir, name), arrays)
+}
+
+// arrays returns a batch's arrays in input IDs, as dump writes them. It is
+// collective with the alltoall transport.
+func (d *dumper) arrays(b *sampler.Batch, block0Src []int32) ([]graphio.NpzArray, error) {
 	nodes := b.Blocks[0].Nodes // every node of the batch is a source of the outermost block
 	rows, err := d.orig.Pull(nodes)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	orig := make(map[int64]int64, len(nodes))
 	for i, v := range nodes {
@@ -284,5 +302,5 @@ func (d *dumper) dump(b *sampler.Batch, block0Src []int32) error {
 			add(fmt.Sprintf("etype_%d", l), graph.TensorOf(et, 0))
 		}
 	}
-	return graphio.WriteNpz(filepath.Join(d.dir, fmt.Sprintf("e%d-b%d.npz", b.Epoch, b.Number)), arrays)
+	return arrays, nil
 }

@@ -47,6 +47,10 @@ type env struct {
 	out   io.Writer // stdout on rank 0, discarded elsewhere
 	flags commonFlags
 	cmd   string
+	// args are the command's arguments; dashAt is where "--" was among
+	// them (-1: none), for commands that take another command after it.
+	args   []string
+	dashAt int
 }
 
 func newEnv(c rank.Comm, cmd string, f commonFlags) (*env, error) {

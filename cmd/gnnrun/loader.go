@@ -9,21 +9,16 @@ import (
 	"github.com/spf13/pflag"
 
 	"gnnrun/collective"
-	"gnnrun/cuda"
 	"gnnrun/prefetch"
 	"gnnrun/report"
 	"gnnrun/shard"
 )
 
 type loaderArgs struct {
-	batchFlags
-	device, cache, feat      string
-	hotBytes                 int64
-	computeMS                float64
-	verify                   bool
-	workers, sampleDepth     int
-	gatherDepth, deviceDepth int
-	maxBatches, alone        int
+	pipelineFlags
+	computeMS         float64
+	verify            bool
+	maxBatches, alone int
 }
 
 var loaderFlags loaderArgs
@@ -69,17 +64,9 @@ nearer the sum of their times.
 ` + batchFlagsHelp,
 		flags: func(fs *pflag.FlagSet) {
 			f := &loaderFlags
-			f.batchFlags.register(fs)
-			fs.StringVar(&f.device, "device", "host", "where the batches go: host, cuda or auto (cuda when a GPU is bound to the rank)")
-			fs.StringVar(&f.cache, "cache", "reuse", "reuse the rows already on the device (reuse) or copy every row (none)")
-			fs.Int64Var(&f.hotBytes, "hot-cache", 0, "device bytes for a static cache of the highest in-degree nodes' rows (0: none)")
-			fs.StringVar(&f.feat, "feat", "feat", "node array gathered for the input nodes")
+			f.pipelineFlags.register(fs)
 			fs.Float64Var(&f.computeMS, "compute-ms", 0, "milliseconds the stand-in trainer holds each batch")
 			fs.BoolVar(&f.verify, "verify", false, "check every batch's device rows against the partition's rows")
-			fs.IntVar(&f.workers, "sample-workers", 2, "samplers running side by side on each rank")
-			fs.IntVar(&f.sampleDepth, "sample-depth", 8, "batches sampled ahead of the gather")
-			fs.IntVar(&f.gatherDepth, "gather-depth", 2, "batches gathered on the host ahead of the device copy")
-			fs.IntVar(&f.deviceDepth, "device-depth", 1, "batches on the device ahead of the trainer")
 			fs.IntVar(&f.maxBatches, "max-batches", 0, "stop the trainer after this many batches (0: all)")
 			fs.IntVar(&f.alone, "stages-alone", 0, "first time each stage alone over this many batches (held in memory at once), and compare")
 		},
@@ -116,12 +103,8 @@ func runLoader(e *env, args []string) error {
 			return err
 		}
 	}
-	kind, err := cuda.ParseKind(f.device)
+	dev, err := f.openDevice(e)
 	if err != nil {
-		return err
-	}
-	dev, err := cuda.Open(kind, 0) // the rank's GPU: the binding made it device 0
-	if err = agreeErr(e.comm, err); err != nil {
 		return err
 	}
 	o.Device = dev
@@ -153,30 +136,16 @@ func runLoader(e *env, args []string) error {
 // prefetchOptions turns the flags into the pipeline's options, failing on
 // bad values before any work.
 func (f *loaderArgs) prefetchOptions() (prefetch.Options, error) {
-	so, err := f.batchFlags.options()
+	o, err := f.pipelineFlags.options()
 	if err != nil {
-		return prefetch.Options{}, err
+		return o, err
 	}
-	o := prefetch.Options{Sampler: so, Epochs: f.epochs, Feature: f.feat, HotBytes: f.hotBytes, Verify: f.verify,
-		SampleWorkers: f.workers, SampleDepth: f.sampleDepth, GatherDepth: f.gatherDepth, DeviceDepth: f.deviceDepth}
-	for _, d := range []struct {
-		name string
-		v    int
-	}{{"--sample-workers", f.workers}, {"--sample-depth", f.sampleDepth}, {"--gather-depth", f.gatherDepth}, {"--device-depth", f.deviceDepth}} {
-		if d.v < 1 {
-			return o, fmt.Errorf("%s %d: must be at least 1", d.name, d.v)
-		}
-	}
+	o.Verify = f.verify
 	switch {
 	case f.computeMS < 0:
 		return o, fmt.Errorf("--compute-ms %v: must be >= 0", f.computeMS)
 	case f.maxBatches < 0:
 		return o, fmt.Errorf("--max-batches %d: must be >= 0", f.maxBatches)
-	case f.hotBytes < 0:
-		return o, fmt.Errorf("--hot-cache %d: must be >= 0", f.hotBytes)
-	}
-	if o.Cache, err = prefetch.ParseCacheMode(f.cache); err != nil {
-		return o, err
 	}
 	return o, nil
 }
@@ -267,17 +236,7 @@ func (r *loaderRun) check(b *prefetch.Batch) error {
 	if r.dump == nil {
 		return nil
 	}
-	// Block 0's sources are device slots now; the dump wants them as
-	// indices into the block's nodes.
-	inv := make([]int32, b.Rows)
-	for i, s := range b.InputSlots {
-		inv[s] = int32(i)
-	}
-	src := make([]int32, len(b.Blocks[0].Src))
-	for k, s := range b.Blocks[0].Src {
-		src[k] = inv[s]
-	}
-	return r.dump.dump(b.Batch, src)
+	return r.dump.dump(b.Batch, b.NodeSources(), b.Kind)
 }
 
 // finish closes the loader and prints and records what it did; it is

@@ -94,6 +94,7 @@ func run(args []string) int {
 	if err != nil {
 		fail(world, err)
 	}
+	e.args, e.dashAt = fs.Args(), fs.ArgsLenAtDash()
 	if err := e.faultPoint("start"); err != nil {
 		fail(world, err)
 	}

@@ -116,7 +116,7 @@ func (j *sampleJob) run() error {
 				return err
 			}
 			if j.dump != nil {
-				if err := j.dump.dump(b, nil); err != nil {
+				if err := j.dump.dump(b, nil, ""); err != nil {
 					return err
 				}
 			}

@@ -1,0 +1,442 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"gnnrun/atomicfile"
+	"gnnrun/collective"
+	"gnnrun/cuda"
+	"gnnrun/prefetch"
+	"gnnrun/python"
+	"gnnrun/report"
+	"gnnrun/sampler"
+	"gnnrun/shard"
+	"gnnrun/train"
+)
+
+type trainArgs struct {
+	pipelineFlags
+	eval, evalFanouts string
+	evalBatch         int
+	evalEvery         int
+	tag, ids          bool
+}
+
+var trainFlags trainArgs
+
+func init() {
+	register(&command{
+		name:    "train",
+		summary: "run the user's trainer on every rank (-- CMD ...) and hand it the pipeline's batches through shared memory",
+		usage:   "train PARTDIR [loader flags] [--eval val_mask,test_mask] [--eval-fanouts F] [--tag-output] -- CMD [ARGS...]",
+		help: `Every rank serves its partitions, runs the mini-batch pipeline (as gnnrun
+loader does: sample, gather, copy to the device reusing the rows already
+there) and starts CMD as its child, the rank's trainer, which takes the
+batches with the Python client (import gnnrun; for batch in
+gnnrun.batches(): ...; gnnrun puts the client on the trainer's PYTHONPATH).
+
+The trainer's environment has what torch.distributed.init_process_group
+needs (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR,
+MASTER_PORT: rank 0's host, or 127.0.0.1 when all ranks share it, and a free
+port; set them yourself to override) and GNNRUN_CONTROL_FD, gnnrun's control
+socket. Batches pass without copies on the trainer's side: the features are
+the device buffers themselves (shared memory on the host device), the blocks
+and labels a shared slot; the trainer says when it is done with a batch.
+
+Evaluation: after every --eval-every epochs and after the last, the batches
+of each --eval set follow the epoch's training batches, every node of the
+set in exactly one batch (ranks past the last item get empty batches, so
+all ranks get as many), sampled with --eval-fanouts (default: --fanouts)
+and their own seed. --eval names node masks (link tasks: edge masks); each
+set is named by its mask without "_mask" (val_mask: "val"). The default
+"auto" takes val_mask and test_mask where the graph has them; "none" takes
+none.
+
+Either side failing ends the job within seconds: a trainer that exits
+non-zero or is killed fails its rank, which fails the job (MPI_Abort); a
+gnnrun rank that dies takes its trainer with it (SIGTERM, and the client
+raises GnnrunGone); SIGTERM or SIGINT (a Slurm time limit, Ctrl-C) stops
+the trainers and ends the job. A trainer that exits 0 before the last batch
+stops the run cleanly. --tag-output prefixes the trainer's lines with its
+rank; --ids adds each batch's arrays in the input graph's IDs (as sample
+--dump writes them) for checks.
+
+` + batchFlagsHelp,
+		flags: func(fs *pflag.FlagSet) {
+			f := &trainFlags
+			f.pipelineFlags.register(fs)
+			fs.StringVar(&f.eval, "eval", "auto", "masks of the evaluation sets, comma-separated (auto: val_mask,test_mask where present; none)")
+			fs.StringVar(&f.evalFanouts, "eval-fanouts", "", "fanouts of the evaluation batches (default: --fanouts)")
+			fs.IntVar(&f.evalBatch, "eval-batch-size", 0, "seeds per evaluation batch (default: --batch-size)")
+			fs.IntVar(&f.evalEvery, "eval-every", 1, "evaluate after every this many epochs (and after the last)")
+			fs.BoolVar(&f.tag, "tag-output", false, "prefix every line the trainer writes with [rank R]")
+			fs.BoolVar(&f.ids, "ids", false, "add each batch's arrays in input IDs (ids/seeds, ids/src_0, ...), as sample --dump writes them")
+		},
+		run: runTrain,
+	})
+}
+
+func runTrain(e *env, args []string) error {
+	f := trainFlags
+	if e.dashAt != 1 || len(args) < 2 {
+		return fmt.Errorf("want a partition directory, then -- and the trainer's command (see gnnrun help train)")
+	}
+	o, err := f.options()
+	if err != nil {
+		return err
+	}
+	if f.evalEvery < 1 {
+		return fmt.Errorf("--eval-every %d: must be at least 1", f.evalEvery)
+	}
+	o.EvalEvery = f.evalEvery
+	if f.dump != "" {
+		return fmt.Errorf("--dump: not for train (the trainer gets the batches; use --ids, or gnnrun loader --dump)")
+	}
+	env, err := trainerEnv(e)
+	if err != nil {
+		return err
+	}
+	dev, err := f.openDevice(e, cuda.Shared())
+	if err != nil {
+		return err
+	}
+	o.Device = dev
+	end := e.stage("open")
+	served, err := shard.Serve(e.comm, args[0])
+	end()
+	if err != nil {
+		return err
+	}
+	t := &trainRun{e: e, f: f, served: served}
+	if err := t.start(o); err != nil {
+		return err
+	}
+	tag := ""
+	if f.tag {
+		tag = fmt.Sprintf("[rank %d] ", e.comm.Rank())
+	}
+	end = e.stage("train")
+	st, err := train.Run(t.l, train.Options{Child: train.ChildSpec{Args: args[1:], Env: env, Tag: tag}, Hello: t.hello, Extra: t.extra})
+	end()
+	if err != nil {
+		// The pipeline may be inside exchanges: the job ends (prefetch.Loader.Next).
+		return err
+	}
+	// After the last batch, or an early stop: every rank closes its pipeline.
+	if err := t.l.Close(); err != nil {
+		return err
+	}
+	if t.ids != nil {
+		if err := t.ids.close(); err != nil {
+			return err
+		}
+	}
+	if err := t.report(st); err != nil {
+		return err
+	}
+	if err := served.Close(); err != nil {
+		return err
+	}
+	return dev.Close()
+}
+
+// trainRun is one run of the command.
+type trainRun struct {
+	e      *env
+	f      trainArgs
+	served *shard.Served
+	l      *prefetch.Loader
+	ids    *dumper
+	hello  map[string]any
+}
+
+// start makes the plans, the loader and the trainer's hello. It is
+// collective.
+func (t *trainRun) start(o prefetch.Options) error {
+	e := t.e
+	pl, err := t.f.plan(e.comm, t.served, &o.Sampler)
+	if err != nil {
+		return err
+	}
+	if o.Eval, err = t.evalSets(o.Sampler); err != nil {
+		return err
+	}
+	classes, err := t.classes(o.Sampler.Labels)
+	if err != nil {
+		return err
+	}
+	o.Fault = e.faultPoint
+	end := e.stage("setup")
+	t.l, err = prefetch.New(e.comm, t.served, pl, o)
+	end()
+	if err != nil {
+		return err
+	}
+	if t.f.ids {
+		if t.ids, err = newDumper(e.comm, t.served, "", o.Sampler.Transport); err != nil {
+			return err
+		}
+	}
+	var evals []map[string]any
+	names := []string{}
+	for _, s := range o.Eval {
+		evals = append(evals, map[string]any{"name": s.Name, "batches": s.Plan.BatchesPerEpoch()})
+		names = append(names, s.Name)
+	}
+	t.hello = map[string]any{"rank": e.comm.Rank(), "world_size": e.comm.Size(), "task": t.f.task, "epochs": o.Epochs,
+		"batches_per_epoch": pl.BatchesPerEpoch(), "eval": evals, "classes": classes}
+	t.f.describe(e, t.served, pl, "train")
+	e.printf("  device %s, cache %s, evaluation sets %v every %d epochs, trainer: %s\n",
+		o.Device.Name(), t.f.cache, names, o.EvalEvery, strings.Join(commandArgs(e), " "))
+	return nil
+}
+
+// evalSets makes the evaluation sets the flags name: complete plans of
+// their masks. It is collective.
+func (t *trainRun) evalSets(so sampler.Options) ([]prefetch.EvalSet, error) {
+	c, s, f := t.e.comm, t.served, t.f
+	masks := strings.Split(f.eval, ",")
+	switch f.eval {
+	case "none":
+		return nil, nil
+	case "auto":
+		masks = nil
+		for _, m := range []string{"val_mask", "test_mask"} {
+			if f.task == "node" && t.hasNodeArray(m) {
+				masks = append(masks, m)
+			}
+		}
+	}
+	o := so
+	if f.evalFanouts != "" {
+		var err error
+		if o.Fanouts, err = sampler.ParseFanouts(f.evalFanouts); err != nil {
+			return nil, fmt.Errorf("--eval-fanouts: %w", err)
+		}
+	}
+	bs := f.batch
+	if f.evalBatch != 0 {
+		bs = f.evalBatch
+	}
+	if bs < 1 {
+		return nil, fmt.Errorf("--eval-batch-size %d: must be at least 1", bs)
+	}
+	var sets []prefetch.EvalSet
+	for k, m := range masks {
+		var pl *sampler.Plan
+		var err error
+		if f.task == "link" {
+			pl, err = sampler.NewEdgePlan(c, s, f.etype, m, bs, sampler.Complete())
+		} else {
+			pl, err = sampler.NewNodePlan(c, s, t.ntype(), m, bs, sampler.Complete())
+		}
+		if err != nil {
+			return nil, fmt.Errorf("--eval %s: %w", m, err)
+		}
+		so := o
+		so.Seed = o.Seed + uint64(k+1)*0x9e3779b97f4a7c15 // draws of their own
+		sets = append(sets, prefetch.EvalSet{Name: strings.TrimSuffix(m, "_mask"), Plan: pl, Sampler: so})
+	}
+	return sets, nil
+}
+
+// ntype is the node task's seed type.
+func (t *trainRun) ntype() string {
+	if t.f.ntype != "" {
+		return t.f.ntype
+	}
+	return t.served.Config.NodeTypes[0]
+}
+
+// hasNodeArray reports whether every served partition has the node array
+// for the seed type.
+func (t *trainRun) hasNodeArray(name string) bool {
+	for _, p := range t.served.Parts {
+		if p.NodeFeat(t.ntype(), name) == nil {
+			return false
+		}
+	}
+	return len(t.served.Parts) > 0
+}
+
+// classes returns the number of classes of integer labels (the largest
+// label + 1, over all partitions), or 0. It is collective.
+func (t *trainRun) classes(spec sampler.LabelSpec) (int64, error) {
+	var top int64 = -1
+	if spec.Name != "" {
+		for _, p := range t.served.Parts {
+			ten := p.NodeFeat(spec.NType, spec.Name)
+			if ten == nil || ten.RowLen() != 1 || ten.DType.IsFloat() {
+				continue
+			}
+			for i := range ten.Rows() {
+				top = max(top, int64(ten.Float64At(i, 0)))
+			}
+		}
+	}
+	top, err := collective.Max(t.e.comm, top)
+	return top + 1, err
+}
+
+// extra adds a batch's arrays in input IDs (--ids). It is collective with
+// the alltoall transport (every rank hands its batches in order).
+func (t *trainRun) extra(b *prefetch.Batch) ([]train.Array, error) {
+	if t.ids == nil {
+		return nil, nil
+	}
+	arrays, err := t.ids.arrays(b.Batch, b.NodeSources())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]train.Array, len(arrays))
+	for i, a := range arrays {
+		out[i] = train.Array{Name: "ids/" + a.Name, DType: a.Data.DType, Shape: a.Data.Shape, Data: a.Data.Data}
+	}
+	return out, nil
+}
+
+// report prints and records the hand-off's figures; it is collective.
+func (t *trainRun) report(st train.Stats) error {
+	e := t.e
+	perBatch := 0.0
+	if st.Batches > 0 {
+		perBatch = st.Handoff.Seconds() / float64(st.Batches) * 1e6
+	}
+	mine := []float64{float64(st.Batches), perBatch, float64(st.SlotBytes), 0}
+	if st.StoppedEarly {
+		mine[3] = 1
+	}
+	all, _, err := collective.Allgatherv(e.comm, mine)
+	if err != nil {
+		return err
+	}
+	var batches []int64
+	var us, bytes, early float64
+	for r := range e.comm.Size() {
+		batches = append(batches, int64(all[4*r]))
+		us, bytes, early = max(us, all[4*r+1]), bytes+all[4*r+2], early+all[4*r+3]
+	}
+	e.printf("  handed %v batches (per rank) to the trainers: %.0f µs per batch at most (writing a slot of %s on average, sending its message); %d trainer(s) stopped early\n",
+		batches, us, report.Bytes(int64(bytes/max(1, float64(sumInts(batches))))), int(early))
+	e.rec.Set("train", map[string]any{"batches": batches, "handoff_us_per_batch": us, "slot_bytes": bytes, "stopped_early": early})
+	return nil
+}
+
+func sumInts(v []int64) int64 {
+	var s int64
+	for _, x := range v {
+		s += x
+	}
+	return s
+}
+
+// commandArgs returns the trainer's command, after the "--".
+func commandArgs(e *env) []string { return e.args[e.dashAt:] }
+
+// trainerEnv returns the variables the trainer gets: torch.distributed's
+// and the client's place on PYTHONPATH. It is collective.
+func trainerEnv(e *env) ([]string, error) {
+	c := e.comm
+	addr, port := os.Getenv("MASTER_ADDR"), os.Getenv("MASTER_PORT")
+	var err error
+	if addr == "" || port == "" {
+		var a, p string
+		if c.Rank() == 0 {
+			a, p, err = masterAddress(c)
+		}
+		if err = collective.Agree(c, err); err != nil {
+			return nil, err
+		}
+		blob, err := collective.Bcast(c, []byte(a+"\n"+p), 0)
+		if err != nil {
+			return nil, err
+		}
+		a, p, _ = strings.Cut(string(blob), "\n")
+		if addr == "" {
+			addr = a
+		}
+		if port == "" {
+			port = p
+		}
+	}
+	dir, err := extractClient()
+	if err = collective.Agree(c, err); err != nil {
+		return nil, err
+	}
+	pythonPath := dir
+	if old := os.Getenv("PYTHONPATH"); old != "" {
+		pythonPath += string(os.PathListSeparator) + old
+	}
+	l := placement.local
+	return []string{
+		fmt.Sprintf("RANK=%d", c.Rank()), fmt.Sprintf("WORLD_SIZE=%d", c.Size()),
+		fmt.Sprintf("LOCAL_RANK=%d", l.Rank), fmt.Sprintf("LOCAL_WORLD_SIZE=%d", l.Size),
+		"MASTER_ADDR=" + addr, "MASTER_PORT=" + port, "PYTHONPATH=" + pythonPath,
+	}, nil
+}
+
+// masterAddress is rank 0's address for torch.distributed (127.0.0.1 when
+// every rank is on its host) and a port free now.
+func masterAddress(c *collective.Comm) (string, string, error) {
+	addr := c.Host()
+	if placement.local.Size == c.Size() {
+		addr = "127.0.0.1"
+	}
+	ln, err := net.Listen("tcp", ":0")
+	if err != nil {
+		return "", "", fmt.Errorf("finding a free port for MASTER_PORT: %w", err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	return addr, fmt.Sprint(port), nil
+}
+
+// extractClient writes the embedded Python client to a directory named by
+// its content in the temporary directory (once per host and version) and
+// returns the directory to put on PYTHONPATH.
+func extractClient() (string, error) {
+	h := sha256.New()
+	var files []string
+	err := fs.WalkDir(python.Client, ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files = append(files, p)
+		}
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	slices.Sort(files)
+	for _, p := range files {
+		b, _ := python.Client.ReadFile(p)
+		h.Write([]byte(p))
+		h.Write(binary.LittleEndian.AppendUint64(nil, uint64(len(b))))
+		h.Write(b)
+	}
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("gnnrun-python-%d-%s", os.Getuid(), hex.EncodeToString(h.Sum(nil))[:16]))
+	for _, p := range files {
+		b, _ := python.Client.ReadFile(p)
+		dst := filepath.Join(dir, p)
+		if old, err := os.ReadFile(dst); err == nil && string(old) == string(b) {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return "", fmt.Errorf("the Python client: %w", err)
+		}
+		if err := atomicfile.WriteFile(dst, b); err != nil {
+			return "", fmt.Errorf("the Python client: %w", err)
+		}
+	}
+	return dir, nil
+}

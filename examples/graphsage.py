@@ -1,0 +1,172 @@
+#!/usr/bin/python3
+"""GraphSAGE (mean aggregator) node classification on gnnrun's batches, in
+plain PyTorch, one trainer per rank, gradients all-reduced across ranks.
+
+    gnnrun train PARTDIR --fanouts 10,10 --batch-size 32 --epochs 100 \\
+        -- /usr/bin/python3 examples/graphsage.py [--hidden 128] [--lr 0.01] ...
+
+Each epoch trains on the rank's training batches, then evaluates on the
+evaluation batches gnnrun sends after it (val, test). The result is the
+test score at the epoch of the best validation score (accuracy; ROC-AUC too
+for two classes), printed by rank 0 as one JSON line:
+{"val_acc": ..., "test_acc": ..., "epochs": ..., "seconds": ...,
+"data_wait_fraction": ...}.
+"""
+
+import argparse
+import json
+import os
+import time
+
+import numpy as np
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+import torch.nn.functional as F
+
+import gnnrun
+
+
+class SAGEConv(nn.Module):
+    """h_dst' = W_self h_dst + W_neigh mean(h_src over dst's sampled in-edges)."""
+
+    def __init__(self, din, dout):
+        super().__init__()
+        self.self_lin = nn.Linear(din, dout)
+        self.neigh_lin = nn.Linear(din, dout, bias=False)
+
+    def forward(self, h_src, h_dst, block):
+        agg = torch.zeros(block.num_dst, h_src.shape[1], dtype=h_src.dtype)
+        agg.index_add_(0, block.dst, h_src[block.src])
+        deg = torch.bincount(block.dst, minlength=block.num_dst).clamp(min=1).unsqueeze(1)
+        return self.self_lin(h_dst) + self.neigh_lin(agg / deg)
+
+
+class SAGE(nn.Module):
+    def __init__(self, din, hidden, classes, layers, dropout):
+        super().__init__()
+        dims = [din] + [hidden] * (layers - 1) + [classes]
+        self.convs = nn.ModuleList(SAGEConv(a, b) for a, b in zip(dims, dims[1:]))
+        self.dropout = dropout
+
+    def forward(self, b, x):
+        # The outermost block reads rows of x by slot: its sources are
+        # slots, its destinations the rows input_slots[:num_dst].
+        blk = b.blocks[0]
+        h = self.convs[0](x, x[b.input_slots[: blk.num_dst]], blk)
+        for conv, blk in zip(self.convs[1:], b.blocks[1:]):
+            h = F.dropout(F.relu(h), self.dropout, self.training)
+            h = conv(h, h[: blk.num_dst], blk)
+        return h
+
+
+def roc_auc(scores, labels):
+    """Area under the ROC curve (the Mann-Whitney statistic, ties halved)."""
+    order = np.argsort(scores, kind="mergesort")
+    s, y = scores[order], labels[order]
+    ranks = np.empty(len(s))
+    i = 0
+    while i < len(s):
+        j = i
+        while j + 1 < len(s) and s[j + 1] == s[i]:
+            j += 1
+        ranks[i : j + 1] = (i + j) / 2 + 1
+        i = j + 1
+    pos = y == 1
+    npos, nneg = pos.sum(), (~pos).sum()
+    if npos == 0 or nneg == 0:
+        return float("nan")
+    return float((ranks[pos].sum() - npos * (npos + 1) / 2) / (npos * nneg))
+
+
+def features(b, norm):
+    x = torch.from_numpy(b.x)
+    if norm == "row":
+        x = x / x.sum(1, keepdim=True).clamp(min=1e-12)
+    return x
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--hidden", type=int, default=128)
+    ap.add_argument("--lr", type=float, default=0.01)
+    ap.add_argument("--weight-decay", type=float, default=5e-4)
+    ap.add_argument("--dropout", type=float, default=0.5)
+    ap.add_argument("--feat-norm", choices=["none", "row"], default="none", help="row: divide each feature row by its sum")
+    ap.add_argument("--seed", type=int, default=0, help="model initialisation")
+    a = ap.parse_args()
+
+    hello = gnnrun.hello()
+    dist.init_process_group("gloo")
+    world = dist.get_world_size()
+    torch.manual_seed(a.seed)
+    torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(os.environ.get("LOCAL_WORLD_SIZE", "1"))))
+    classes = hello["classes"]
+    layers = None
+    model = opt = None
+    evals = {}  # epoch -> {set: (correct, total, scores, labels)}
+    t0 = time.perf_counter()
+    epoch_seen = -1
+    for b in gnnrun.batches():
+        tb = b.torch()
+        if model is None:
+            layers = len(tb.blocks)
+            model = SAGE(b.x.shape[1], a.hidden, classes, layers, a.dropout)
+            for p in model.parameters():  # every rank starts from rank 0's weights
+                dist.broadcast(p.data, 0)
+            opt = torch.optim.Adam(model.parameters(), lr=a.lr, weight_decay=a.weight_decay)
+        x = features(b, a.feat_norm)
+        if b.kind == "train":
+            model.train()
+            opt.zero_grad()
+            loss = F.cross_entropy(model(tb, x), tb.y.long()) if tb.num_seeds else None
+            if loss is not None:
+                loss.backward()
+            for p in model.parameters():  # synchronous SGD: the mean gradient
+                g = p.grad if p.grad is not None else torch.zeros_like(p)
+                dist.all_reduce(g)
+                p.grad = g / world
+            opt.step()
+            epoch_seen = b.epoch
+            continue
+        model.eval()
+        ev = evals.setdefault(b.epoch, {}).setdefault(b.kind, [0, 0, [], []])
+        if tb.num_seeds:
+            with torch.no_grad():
+                out = model(tb, x)
+            ev[0] += int((out.argmax(1) == tb.y.long()).sum())
+            ev[1] += tb.num_seeds
+            if classes == 2:
+                ev[2].append(torch.softmax(out, 1)[:, 1].numpy())
+                ev[3].append(b.y.copy())
+    seconds = time.perf_counter() - t0
+    # Scores per epoch and set, over all ranks.
+    best = None
+    for e in sorted(evals):
+        row = {}
+        for name, (c, n, sc, lb) in evals[e].items():
+            t = torch.tensor([c, n], dtype=torch.float64)
+            dist.all_reduce(t)
+            row[name + "_acc"] = float(t[0] / t[1])
+            if classes == 2:
+                parts = [None] * world
+                dist.all_gather_object(parts, (np.concatenate(sc) if sc else np.zeros(0), np.concatenate(lb) if lb else np.zeros(0)))
+                row[name + "_auc"] = roc_auc(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
+        key = "val_auc" if classes == 2 else "val_acc"
+        if best is None or row.get(key, -1) > best[1].get(key, -1):
+            best = (e, row)
+    st = gnnrun.stats()
+    waits = torch.tensor([st["wait_s"], seconds], dtype=torch.float64)
+    dist.all_reduce(waits)
+    result = {"epochs": epoch_seen + 1, "seconds": round(seconds, 3), "data_wait_fraction": round(float(waits[0] / waits[1]), 4),
+              "ranks": world}
+    if best is not None:
+        result.update({k: round(v, 4) for k, v in best[1].items()})
+        result["best_epoch"] = best[0]
+    if dist.get_rank() == 0:
+        print(json.dumps(result), flush=True)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,317 @@
+package train
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"gnnrun/cuda"
+	"gnnrun/graph"
+	"gnnrun/prefetch"
+)
+
+// Protocol is the version of the control messages (README, Formats).
+const Protocol = 1
+
+// Array is one array of a batch as the trainer sees it.
+type Array struct {
+	Name  string
+	DType graph.DType
+	Shape []int64
+	Data  []byte
+}
+
+// ArrayOf makes an Array of a slice of numbers.
+func ArrayOf[T any](name string, s []T) Array {
+	t := graph.TensorOf(s, 0)
+	return Array{Name: name, DType: t.DType, Shape: t.Shape, Data: t.Data}
+}
+
+// Options say how to run the trainer.
+type Options struct {
+	Child ChildSpec
+	// Hello is sent to the trainer first, with the protocol version and
+	// the feature rows' type and shape added: rank, world, task, classes.
+	Hello map[string]any
+	// Extra, when set, adds arrays to each batch (input IDs for checks).
+	Extra func(b *prefetch.Batch) ([]Array, error)
+}
+
+// Stats is what a Run did.
+type Stats struct {
+	Batches int64
+	// Handoff is gnnrun's time writing the slots and sending the messages,
+	// over all batches; SlotBytes the bytes it wrote (the features are not
+	// copied: the trainer maps the device buffers).
+	Handoff   time.Duration
+	SlotBytes int64
+	// StoppedEarly says the trainer exited 0 before the last batch.
+	StoppedEarly bool
+}
+
+// ErrSignal is wrapped by Run's error when gnnrun was told to stop.
+var ErrSignal = errors.New("stopped by a signal")
+
+// Run starts the trainer and hands it l's batches, each once the trainer
+// is done with an earlier one in its slot, until the last, then waits for
+// the trainer to exit. It returns when the trainer exited 0 after taking
+// every batch or stopped early (Stats.StoppedEarly: close l to stop the
+// pipeline), or with the first failure: the trainer exiting non-zero or
+// killed, the loader failing, SIGTERM or SIGINT (the trainer is stopped
+// then). The loader's device must be opened cuda.Shared.
+func Run(l *prefetch.Loader, o Options) (Stats, error) {
+	h, err := newHandoff(l, o)
+	if err != nil {
+		return Stats{}, err
+	}
+	st, err := h.run()
+	if err != nil {
+		h.child.stop()
+	}
+	if cerr := h.close(); err == nil {
+		err = cerr
+	}
+	return st, err
+}
+
+// handoff is one Run.
+type handoff struct {
+	l     *prefetch.Loader
+	o     Options
+	ch    *channel
+	child *child
+	meta  cuda.Device // shared host memory of the slots
+	slots []*slot
+	free  chan int // slots the trainer is done with
+	bufs  bufferIDs
+	stats Stats
+}
+
+// slot is shared memory the non-feature arrays of one batch at a time are
+// written into, and the batch it holds.
+type slot struct {
+	buf   cuda.Buffer
+	batch *prefetch.Batch
+}
+
+func newHandoff(l *prefetch.Loader, o Options) (*handoff, error) {
+	meta, err := cuda.Open(cuda.Host, 0, cuda.Shared())
+	if err != nil {
+		return nil, err
+	}
+	// The trainer holds at most every device buffer's batch: one slot each.
+	n := l.DeviceBuffers()
+	h := &handoff{l: l, o: o, meta: meta, free: make(chan int, n), bufs: bufferIDs{ids: map[cuda.Buffer]int{}, device: map[int]cuda.Buffer{}}}
+	for i := range n {
+		h.slots = append(h.slots, &slot{})
+		h.free <- i
+	}
+	if h.ch, err = newChannel(); err != nil {
+		return nil, err
+	}
+	if h.child, err = startChild(o.Child, h.ch.child); err != nil {
+		h.ch.close()
+		return nil, err
+	}
+	h.ch.closeChild()
+	return h, nil
+}
+
+// run is the hand-off's loop: batches from the loader, acknowledgements
+// from the trainer, the trainer's exit and signals, whichever comes.
+func (h *handoff) run() (Stats, error) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sigs)
+	if err := h.hello(); err != nil {
+		return h.stats, err
+	}
+	acks, gone := h.readAcks()
+	quit := make(chan struct{})
+	defer close(quit)
+	batches := h.produce(quit)
+	for batches != nil {
+		select {
+		case next, ok := <-batches:
+			if !ok {
+				batches = nil
+				break
+			}
+			if next.err != nil {
+				return h.stats, next.err
+			}
+			if err := h.sendBatch(next.b, acks, gone); err != nil {
+				return h.stats, err
+			}
+		case k := <-acks:
+			h.release(k)
+		case <-gone:
+			return h.stats, h.trainerGone()
+		case s := <-sigs:
+			return h.stats, fmt.Errorf("train: %w (%v): the trainer is stopped", ErrSignal, s)
+		}
+	}
+	if err := h.ch.send(map[string]any{"type": "end"}); err != nil {
+		return h.stats, h.trainerGoneOr(err)
+	}
+	for {
+		select {
+		case k := <-acks:
+			h.release(k)
+		case <-gone:
+			return h.stats, h.child.exited()
+		case s := <-sigs:
+			return h.stats, fmt.Errorf("train: %w (%v): the trainer is stopped", ErrSignal, s)
+		}
+	}
+}
+
+// produced is a batch from the loader, or its error.
+type produced struct {
+	b   *prefetch.Batch
+	err error
+}
+
+// produce takes the loader's batches on a goroutine of its own until the
+// last (the channel closes) or an error; once quit closes it releases the
+// batch it holds and takes no more (the loader's Close drains the rest).
+func (h *handoff) produce(quit chan struct{}) chan produced {
+	out := make(chan produced)
+	go func() {
+		defer close(out)
+		for {
+			b, err := h.l.Next()
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			select {
+			case out <- produced{b, err}:
+			case <-quit:
+				if b != nil {
+					b.Release()
+				}
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return out
+}
+
+// readAcks reads the trainer's messages on a goroutine of its own: the
+// slots it is done with; gone closes when the socket does (the trainer
+// closed it or exited).
+func (h *handoff) readAcks() (chan int, chan struct{}) {
+	acks := make(chan int, len(h.slots))
+	gone := make(chan struct{})
+	go func() {
+		defer close(gone)
+		for {
+			var m struct {
+				Type string `json:"type"`
+				Slot int    `json:"slot"`
+			}
+			if err := h.ch.recv(&m); err != nil {
+				return
+			}
+			if m.Type == "done" && m.Slot >= 0 && m.Slot < len(h.slots) {
+				acks <- m.Slot
+			}
+		}
+	}()
+	return acks, gone
+}
+
+// trainerGone says why the trainer closed the socket before the end: it
+// exited (0: it stopped early) or it closed the socket and did not exit.
+func (h *handoff) trainerGone() error {
+	select {
+	case <-h.child.done:
+	case <-time.After(killGrace):
+		return fmt.Errorf("train: the trainer closed its control socket before the last batch and did not exit")
+	}
+	if err := h.child.exited(); err != nil {
+		return fmt.Errorf("train: %w", err)
+	}
+	h.stats.StoppedEarly = true
+	return nil
+}
+
+// trainerGoneOr explains a failed send by the trainer's end, if it ended.
+func (h *handoff) trainerGoneOr(err error) error {
+	select {
+	case <-h.child.done:
+		if xerr := h.child.exited(); xerr != nil {
+			return fmt.Errorf("train: %w", xerr)
+		}
+	case <-time.After(killGrace):
+	}
+	return err
+}
+
+// release gives slot k's batch back to the loader.
+func (h *handoff) release(k int) {
+	s := h.slots[k]
+	if s.batch != nil {
+		s.batch.Release()
+		s.batch = nil
+		h.free <- k
+	}
+}
+
+// sendBatch waits for a free slot (releasing what the trainer is done
+// with), writes the batch's arrays into it and tells the trainer.
+func (h *handoff) sendBatch(b *prefetch.Batch, acks chan int, gone chan struct{}) error {
+	var k int
+	for got := false; !got; {
+		select {
+		case k = <-h.free:
+			got = true
+		case a := <-acks:
+			h.release(a)
+		case <-gone:
+			b.Release()
+			return h.trainerGone()
+		}
+	}
+	t0 := time.Now()
+	msg, fds, err := h.layout(k, b)
+	if err == nil {
+		err = h.ch.send(msg, fds...)
+	}
+	if err != nil {
+		b.Release()
+		h.free <- k
+		return h.trainerGoneOr(err)
+	}
+	h.slots[k].batch = b
+	h.stats.Handoff += time.Since(t0)
+	h.stats.Batches++
+	return nil
+}
+
+// close releases the slots, the batches they hold and the socket.
+func (h *handoff) close() error {
+	var first error
+	for k, s := range h.slots {
+		h.release(k)
+		if s.buf != nil {
+			if err := s.buf.Free(); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	if err := h.ch.close(); err != nil && first == nil {
+		first = err
+	}
+	if err := h.meta.Close(); err != nil && first == nil {
+		first = err
+	}
+	return first
+}

@@ -1,0 +1,183 @@
+package train
+
+import (
+	"fmt"
+
+	"gnnrun/cuda"
+	"gnnrun/prefetch"
+)
+
+// arrayRef says where an array lies: in which shared buffer, at which
+// byte, of which type and shape (numpy's words).
+type arrayRef struct {
+	Buf    int     `json:"buf"`
+	Offset int64   `json:"offset"`
+	DType  string  `json:"dtype"`
+	Shape  []int64 `json:"shape"`
+}
+
+// newBuffer introduces a shared buffer to the trainer; its descriptor
+// travels with the message.
+type newBuffer struct {
+	ID   int   `json:"id"`
+	Size int64 `json:"size"`
+}
+
+// batchMsg is a batch's message (README, Formats: the control channel).
+type batchMsg struct {
+	Type       string              `json:"type"`
+	Slot       int                 `json:"slot"`
+	Kind       string              `json:"kind"`
+	Epoch      int                 `json:"epoch"`
+	Number     int64               `json:"number"`
+	EndOfEpoch bool                `json:"end_of_epoch"`
+	New        []newBuffer         `json:"new,omitempty"`
+	Drop       []int               `json:"drop,omitempty"`
+	X          arrayRef            `json:"x"`
+	Blocks     []blockMsg          `json:"blocks"`
+	Arrays     map[string]arrayRef `json:"arrays"`
+}
+
+type blockMsg struct {
+	NumSrc int `json:"num_src"`
+	NumDst int `json:"num_dst"`
+}
+
+// bufferIDs numbers the shared buffers the trainer maps, and remembers
+// which the device buffers and slots hold, to tell the trainer to drop a
+// buffer replaced.
+type bufferIDs struct {
+	ids    map[cuda.Buffer]int
+	next   int
+	device map[int]cuda.Buffer // device buffer index -> its memory now
+	msgNew []newBuffer
+	fds    []int
+	drop   []int
+}
+
+// use returns b's ID, introducing it to the trainer the first time.
+func (u *bufferIDs) use(b cuda.Buffer) (int, error) {
+	if id, ok := u.ids[b]; ok {
+		return id, nil
+	}
+	hd, err := cuda.Export(b)
+	if err != nil {
+		return 0, err
+	}
+	if hd.Kind != cuda.Host {
+		return 0, fmt.Errorf("train: handing device buffers of a GPU to the trainer is not built yet")
+	}
+	id := u.next
+	u.next++
+	u.ids[b] = id
+	u.msgNew = append(u.msgNew, newBuffer{ID: id, Size: hd.Size})
+	u.fds = append(u.fds, hd.FD)
+	return id, nil
+}
+
+// forget tells the trainer to drop b, which will not be used again.
+func (u *bufferIDs) forget(b cuda.Buffer) {
+	if id, ok := u.ids[b]; ok {
+		delete(u.ids, b)
+		u.drop = append(u.drop, id)
+	}
+}
+
+// take returns and clears what the next message must carry.
+func (u *bufferIDs) take() ([]newBuffer, []int, []int) {
+	n, f, d := u.msgNew, u.fds, u.drop
+	u.msgNew, u.fds, u.drop = nil, nil, nil
+	return n, f, d
+}
+
+// layout writes batch b's arrays into slot k and returns its message and
+// the descriptors of buffers new to the trainer.
+func (h *handoff) layout(k int, b *prefetch.Batch) (*batchMsg, []int, error) {
+	arrays := []Array{ArrayOf("input_slots", b.InputSlots)}
+	blocks := make([]blockMsg, len(b.Blocks))
+	for l, bl := range b.Blocks {
+		blocks[l] = blockMsg{NumSrc: len(bl.Nodes), NumDst: bl.NumDst}
+		arrays = append(arrays, ArrayOf(fmt.Sprintf("src_%d", l), bl.Src), ArrayOf(fmt.Sprintf("dst_%d", l), bl.Dst))
+	}
+	if t := b.Labels; t != nil {
+		arrays = append(arrays, Array{Name: "labels", DType: t.DType, Shape: t.Shape, Data: t.Data})
+	}
+	if b.Pos != nil {
+		arrays = append(arrays, ArrayOf("pos_src", b.PosPairs[0]), ArrayOf("pos_dst", b.PosPairs[1]),
+			ArrayOf("neg_src", b.NegPairs[0]), ArrayOf("neg_dst", b.NegPairs[1]))
+	}
+	if h.o.Extra != nil {
+		more, err := h.o.Extra(b)
+		if err != nil {
+			return nil, nil, err
+		}
+		arrays = append(arrays, more...)
+	}
+	refs, err := h.writeSlot(k, arrays)
+	if err != nil {
+		return nil, nil, err
+	}
+	if old, ok := h.bufs.device[b.Buffer]; ok && old != b.Features {
+		h.bufs.forget(old)
+	}
+	h.bufs.device[b.Buffer] = b.Features
+	xid, err := h.bufs.use(b.Features)
+	if err != nil {
+		return nil, nil, err
+	}
+	dt, row := h.l.FeatureRow()
+	msg := &batchMsg{Type: "batch", Slot: k, Kind: b.Kind, Epoch: b.Epoch, Number: b.Number, EndOfEpoch: b.EndOfEpoch,
+		X: arrayRef{Buf: xid, DType: dt.Descr(), Shape: append([]int64{int64(b.Rows)}, row...)}, Blocks: blocks, Arrays: refs}
+	var fds []int
+	msg.New, fds, msg.Drop = h.bufs.take()
+	return msg, fds, nil
+}
+
+// align is the byte alignment of every array in a slot.
+const align = 64
+
+// writeSlot writes the arrays into slot k's buffer, growing it (a new
+// buffer: the trainer drops the old one) when they do not fit.
+func (h *handoff) writeSlot(k int, arrays []Array) (map[string]arrayRef, error) {
+	var need int64
+	for _, a := range arrays {
+		need += (int64(len(a.Data)) + align - 1) / align * align
+	}
+	s := h.slots[k]
+	if s.buf == nil || s.buf.Len() < need {
+		nb, err := h.meta.Alloc(max(need+need/4, 1<<16))
+		if err != nil {
+			return nil, fmt.Errorf("train: a slot of %d bytes: %w", need, err)
+		}
+		if s.buf != nil {
+			h.bufs.forget(s.buf)
+			s.buf.Free()
+		}
+		s.buf = nb
+	}
+	id, err := h.bufs.use(s.buf)
+	if err != nil {
+		return nil, err
+	}
+	mem := s.buf.Host()
+	refs := make(map[string]arrayRef, len(arrays))
+	var off int64
+	for _, a := range arrays {
+		copy(mem[off:], a.Data)
+		refs[a.Name] = arrayRef{Buf: id, Offset: off, DType: a.DType.Descr(), Shape: a.Shape}
+		off += (int64(len(a.Data)) + align - 1) / align * align
+	}
+	h.stats.SlotBytes += off
+	return refs, nil
+}
+
+// hello is the trainer's first message.
+func (h *handoff) hello() error {
+	dt, row := h.l.FeatureRow()
+	msg := map[string]any{"type": "hello", "protocol": Protocol, "feature_dtype": dt.Descr(), "feature_shape": row}
+	for k, v := range h.o.Hello {
+		msg[k] = v
+	}
+	return h.ch.send(msg)
+}
+
