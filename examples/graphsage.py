@@ -43,10 +43,11 @@ class SAGEConv(nn.Module):
 
 
 class SAGE(nn.Module):
-    def __init__(self, din, hidden, classes, layers, dropout):
+    def __init__(self, din, hidden, classes, layers, dropout, norm):
         super().__init__()
         dims = [din] + [hidden] * (layers - 1) + [classes]
         self.convs = nn.ModuleList(SAGEConv(a, b) for a, b in zip(dims, dims[1:]))
+        self.norms = nn.ModuleList(nn.LayerNorm(hidden) if norm == "layer" else nn.Identity() for _ in dims[2:])
         self.dropout = dropout
 
     def forward(self, b, x):
@@ -54,8 +55,8 @@ class SAGE(nn.Module):
         # slots, its destinations the rows input_slots[:num_dst].
         blk = b.blocks[0]
         h = self.convs[0](x, x[b.input_slots[: blk.num_dst]], blk)
-        for conv, blk in zip(self.convs[1:], b.blocks[1:]):
-            h = F.dropout(F.relu(h), self.dropout, self.training)
+        for conv, norm, blk in zip(self.convs[1:], self.norms, b.blocks[1:]):
+            h = F.dropout(F.relu(norm(h)), self.dropout, self.training)
             h = conv(h, h[: blk.num_dst], blk)
         return h
 
@@ -93,6 +94,7 @@ def main():
     ap.add_argument("--weight-decay", type=float, default=5e-4)
     ap.add_argument("--dropout", type=float, default=0.5)
     ap.add_argument("--feat-norm", choices=["none", "row"], default="none", help="row: divide each feature row by its sum")
+    ap.add_argument("--norm", choices=["none", "layer"], default="none", help="layer: LayerNorm on the hidden layers")
     ap.add_argument("--seed", type=int, default=0, help="model initialisation")
     a = ap.parse_args()
 
@@ -111,7 +113,7 @@ def main():
         tb = b.torch()
         if model is None:
             layers = len(tb.blocks)
-            model = SAGE(b.x.shape[1], a.hidden, classes, layers, a.dropout)
+            model = SAGE(b.x.shape[1], a.hidden, classes, layers, a.dropout, a.norm)
             for p in model.parameters():  # every rank starts from rank 0's weights
                 dist.broadcast(p.data, 0)
             opt = torch.optim.Adam(model.parameters(), lr=a.lr, weight_decay=a.weight_decay)

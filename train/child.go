@@ -109,7 +109,7 @@ func (c *child) exited() error {
 	var ee *exec.ExitError
 	if errors.As(c.err, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return fmt.Errorf("the trainer %s was killed by %v", c.name, ws.Signal())
+			return fmt.Errorf("the trainer %s was killed by signal %d (%v)", c.name, int(ws.Signal()), ws.Signal())
 		}
 		return fmt.Errorf("the trainer %s exited with status %d", c.name, ee.ExitCode())
 	}

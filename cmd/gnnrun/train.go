@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -100,8 +101,12 @@ func runTrain(e *env, args []string) error {
 		return fmt.Errorf("--eval-every %d: must be at least 1", f.evalEvery)
 	}
 	o.EvalEvery = f.evalEvery
+	o.Sampler.OrigEIDs = f.ids
 	if f.dump != "" {
 		return fmt.Errorf("--dump: not for train (the trainer gets the batches; use --ids, or gnnrun loader --dump)")
+	}
+	if _, err := exec.LookPath(args[1]); err != nil {
+		return fmt.Errorf("the trainer %q: %w", args[1], err)
 	}
 	env, err := trainerEnv(e)
 	if err != nil {

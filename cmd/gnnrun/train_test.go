@@ -1,0 +1,340 @@
+package main
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"gnnrun/graphio"
+)
+
+// python is the interpreter the trainers run on: Debian's, which sees
+// python3-torch and python3-numpy (make deps installs them).
+const pythonBin = "/usr/bin/python3"
+
+// needPython skips the test when the trainers' Python lacks numpy (or
+// torch, when asked).
+func needPython(t *testing.T, torch bool) {
+	t.Helper()
+	needMPIRun(t)
+	mods := "numpy"
+	if torch {
+		mods += ", torch"
+	}
+	if out, err := exec.Command(pythonBin, "-c", "import "+mods).CombinedOutput(); err != nil {
+		t.Skipf("%s cannot import %s (make deps installs python3-numpy and python3-torch): %v %s", pythonBin, mods, err, out)
+	}
+}
+
+// trainerScript is the test trainer's path.
+func trainerScript(t *testing.T) string {
+	p, err := filepath.Abs(filepath.Join("testdata", "trainer.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// plantedDir generates a graph whose classes are planted communities,
+// partitions it into K = 4 and dispatches it.
+func plantedDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	g, asg, parts := filepath.Join(dir, "g"), filepath.Join(dir, "asg"), filepath.Join(dir, "parts")
+	mustRun(t, 2, "gen", "--scale", "12", "--edge-factor", "8", "--feat-dim", "16", "--classes", "4", "--planted", "0.8", "--seed", "3", "--out", g)
+	mustRun(t, 2, "partition", "--in", g, "--parts", "4", "--balance", "nodes,train", "--out", asg)
+	mustRun(t, 2, "dispatch", "--in", g, "--assignment", asg, "--out", parts)
+	return parts
+}
+
+// lastJSON decodes the last line of out that is a JSON object.
+func lastJSON(t *testing.T, out string, v any) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.HasPrefix(lines[i], "{") {
+			if err := json.Unmarshal([]byte(lines[i]), v); err != nil {
+				t.Fatalf("%q: %v", lines[i], err)
+			}
+			return
+		}
+	}
+	t.Fatalf("no JSON line in:\n%s", out)
+}
+
+// TestTrainLearnsUnderMPI trains examples/graphsage.py on planted
+// communities at 1 and 2 ranks: features alone tell the 4 classes apart
+// about half the time, the neighbourhoods far better, so a test accuracy
+// above 0.85 means the batches carry the graph to the model.
+func TestTrainLearnsUnderMPI(t *testing.T) {
+	needPython(t, true)
+	parts := plantedDir(t)
+	example, _ := filepath.Abs(filepath.Join("..", "..", "examples", "graphsage.py"))
+	for _, np := range []int{1, 2} {
+		r := mustRun(t, np, "train", parts, "--fanouts", "10,10", "--batch-size", "64", "--epochs", "4", "--seed", "2",
+			"--", pythonBin, example, "--hidden", "32", "--lr", "0.01")
+		var res struct {
+			TestAcc float64 `json:"test_acc"`
+			Epochs  int     `json:"epochs"`
+			Ranks   int     `json:"ranks"`
+		}
+		lastJSON(t, r.stdout, &res)
+		if res.Epochs != 4 || res.Ranks != np || res.TestAcc < 0.85 {
+			t.Errorf("P=%d: %+v; want 4 epochs on %d ranks and a test accuracy above 0.85\n%s", np, res, np, r.stdout)
+		}
+	}
+}
+
+// npzHashes returns the SHA-256 of every array of every batch file in
+// dir, by file name without .npz.
+func npzHashes(t *testing.T, dir string) map[string]map[string]string {
+	t.Helper()
+	out := map[string]map[string]string{}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.npz"))
+	for _, f := range files {
+		z, err := graphio.OpenNpz(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]string{}
+		for _, e := range z.Entries {
+			rows := int64(0)
+			if len(e.Header.Shape) > 0 {
+				rows = e.Header.Shape[0]
+			}
+			ten, err := z.ReadRows(e, 0, rows)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := sha256.Sum256(ten.Data)
+			m[e.Name] = hex.EncodeToString(h[:])
+		}
+		z.Close()
+		out[strings.TrimSuffix(filepath.Base(f), ".npz")] = m
+	}
+	return out
+}
+
+// TestTrainBatchesAreSamplersUnderMPI: the batches a trainer receives are
+// the sampler's. The trainer hashes each batch's arrays in input IDs on
+// the Python side; at 1 and 4 ranks, over both transports, every hash
+// equals the hash of the same array in the one-rank `sample --dump` file
+// of the batch, and fewer than P batches per epoch are missing.
+func TestTrainBatchesAreSamplersUnderMPI(t *testing.T) {
+	needPython(t, false)
+	parts := sampleDir(t, false)
+	common := []string{"--fanouts", "4,3", "--batch-size", "16", "--epochs", "2", "--seed", "7"}
+	ref := filepath.Join(t.TempDir(), "ref")
+	mustRun(t, 1, append(append([]string{"sample", parts}, common...), "--dump", ref)...)
+	want := npzHashes(t, ref)
+	for _, tr := range []string{"alltoall", "rma"} {
+		for _, np := range []int{1, 4} {
+			if np == 1 && tr == "rma" {
+				continue
+			}
+			args := append(append([]string{"train", parts}, common...), "--transport", tr, "--ids", "--eval", "none", "--", pythonBin, trainerScript(t), "hash")
+			r := runGnnrun(t, np, 5*time.Minute, nil, args...)
+			if r.err != nil {
+				t.Fatalf("%s P=%d: %v", tr, np, r)
+			}
+			got := 0
+			sc := bufio.NewScanner(strings.NewReader(r.stdout))
+			for sc.Scan() {
+				var b struct {
+					Kind          string
+					Epoch, Number int
+					Arrays        map[string]string
+				}
+				if !strings.HasPrefix(sc.Text(), `{"kind"`) {
+					continue
+				}
+				if err := json.Unmarshal(sc.Bytes(), &b); err != nil {
+					t.Fatal(err)
+				}
+				name := fmt.Sprintf("e%d-b%d", b.Epoch, b.Number)
+				w, ok := want[name]
+				if !ok || len(w) != len(b.Arrays) {
+					t.Fatalf("%s P=%d: batch %s has arrays %v; the sampler's file %v", tr, np, name, b.Arrays, w)
+				}
+				for k, h := range b.Arrays {
+					if w[k] != h {
+						t.Fatalf("%s P=%d: batch %s array %s differs from sample --dump's", tr, np, name, k)
+					}
+				}
+				got++
+			}
+			if missing := len(want) - got; got == 0 || missing < 0 || missing >= 2*np {
+				t.Fatalf("%s P=%d: the trainers got %d of the %d batches", tr, np, got, len(want))
+			}
+		}
+	}
+}
+
+// leftovers returns the processes whose command line holds marker, and
+// the entries of /dev/shm that were not in before.
+func leftovers(t *testing.T, marker string, before map[string]bool) []string {
+	t.Helper()
+	var out []string
+	if b, err := exec.Command("pgrep", "-af", marker).Output(); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+		out = append(out, "processes: "+strings.TrimSpace(string(b)))
+	}
+	for _, n := range shmEntries(t) {
+		if !before[n] {
+			out = append(out, "/dev/shm/"+n)
+		}
+	}
+	return out
+}
+
+func shmEntries(t *testing.T) []string {
+	ents, err := os.ReadDir("/dev/shm")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+// TestTrainFailuresUnderMPI: a trainer that exits 1, a trainer killed, a
+// gnnrun rank killed, and SIGTERM to the job: each ends the whole job
+// non-zero within 10 s, and leaves no process and nothing in /dev/shm.
+func TestTrainFailuresUnderMPI(t *testing.T) {
+	needPython(t, false)
+	parts := sampleDir(t, false)
+	// A copy of the trainer under a name of this test's own, so leftover
+	// processes are found by it.
+	dir := t.TempDir()
+	script := filepath.Join(dir, "faulty_trainer_"+fmt.Sprint(os.Getpid())+".py")
+	src, err := os.ReadFile(trainerScript(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(script, src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"train", parts, "--fanouts", "4,3", "--batch-size", "8", "--epochs", "200", "--", pythonBin, script}
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"trainer exits 1", []string{"exit1", "1", "3"}, "rank 1/2"},
+		{"trainer killed", []string{"kill", "1", "3"}, "was killed by signal 9"},
+		{"gnnrun rank killed", []string{"killparent", "1", "3"}, ""},
+		{"SIGTERM", []string{"hold"}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := map[string]bool{}
+			for _, n := range shmEntries(t) {
+				before[n] = true
+			}
+			markers := t.TempDir()
+			args := append(append([]string{}, base...), c.args...)
+			var r result
+			if c.name == "SIGTERM" {
+				r = runUntilMarked(t, markers, 2, args)
+			} else {
+				r = runGnnrun(t, 2, time.Minute, []string{"MARKER_DIR=" + markers}, args...)
+			}
+			if r.err == nil {
+				t.Fatalf("the job exited 0: %v", r)
+			}
+			if r.elapsed > 10*time.Second {
+				t.Errorf("the job took %v to end", r.elapsed)
+			}
+			if c.want != "" && !strings.Contains(r.stderr, c.want) {
+				t.Errorf("stderr does not say %q: %v", c.want, r)
+			}
+			time.Sleep(500 * time.Millisecond) // the kernel reaps the last ones
+			if left := leftovers(t, filepath.Base(script), before); len(left) > 0 {
+				t.Errorf("left behind: %v", left)
+			}
+		})
+	}
+}
+
+// runUntilMarked starts the job on np ranks, waits until every trainer
+// wrote its marker, sends mpirun SIGTERM and returns how the job ended
+// (elapsed counted from the signal).
+func runUntilMarked(t *testing.T, markers string, np int, args []string) result {
+	t.Helper()
+	cmd := exec.Command("mpirun", append(append(mpirunArgs(np), gnnrunBin(t)), args...)...)
+	cmd.Env = append(os.Environ(), "MARKER_DIR="+markers)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		ents, _ := os.ReadDir(markers)
+		if len(ents) == np {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the trainers did not start: %s %s", stdout.String(), stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	start := time.Now()
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		err = fmt.Errorf("still running 30 s after SIGTERM")
+	}
+	return result{stdout: stdout.String(), stderr: stderr.String(), err: err, elapsed: time.Since(start)}
+}
+
+// TestTrainStopsEarlyUnderMPI: a trainer that exits 0 after a few batches
+// while the other rank's takes all ends the run cleanly (exit 0).
+func TestTrainStopsEarlyUnderMPI(t *testing.T) {
+	needPython(t, false)
+	parts := sampleDir(t, false)
+	r := mustRun(t, 2, "train", parts, "--fanouts", "4,3", "--batch-size", "8", "--epochs", "3", "--", pythonBin, trainerScript(t), "stop", "0", "2")
+	if !strings.Contains(r.stdout, "1 trainer(s) stopped early") {
+		t.Errorf("the report does not count the early stop:\n%s", r.stdout)
+	}
+}
+
+// TestTrainBadInputUnderMPI: a missing trainer command or partition
+// directory fails at once with the reason.
+func TestTrainBadInputUnderMPI(t *testing.T) {
+	needMPIRun(t)
+	parts := sampleDir(t, false)
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no command", []string{"train", parts}, "then -- and the trainer's command"},
+		{"no dash", []string{"train", parts, "python3"}, "then -- and the trainer's command"},
+		{"not found", []string{"train", parts, "--batch-size", "8", "--", "/nonexistent/trainer"}, `trainer "/nonexistent/trainer"`},
+		{"eval mask", []string{"train", parts, "--batch-size", "8", "--eval", "nosuch_mask", "--", "true"}, "--eval nosuch_mask"},
+		{"eval every", []string{"train", parts, "--eval-every", "0", "--", "true"}, "--eval-every 0"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := runGnnrun(t, 2, time.Minute, nil, c.args...)
+			if r.err == nil || !strings.Contains(r.stderr, c.want) {
+				t.Fatalf("want a failure saying %q, got %v", c.want, r)
+			}
+		})
+	}
+}
