@@ -180,4 +180,3 @@ func (h *handoff) hello() error {
 	}
 	return h.ch.send(msg)
 }
-
