@@ -7,18 +7,25 @@ BIN := bin/gnnrun
 NP ?= 4
 MPIRUN_FLAGS := --oversubscribe $(if $(filter 0,$(shell id -u)),--allow-run-as-root,)
 MPIRUN := mpirun $(MPIRUN_FLAGS)
+# The trainers' Python: Debian's, which sees the python3-* packages (a
+# python3 earlier on PATH, e.g. pyenv's, may not).
+PYTHON ?= /usr/bin/python3
 export OMPI_MCA_btl ?= self,vader,tcp
 
 .PHONY: all deps build build-nompi test unit test-launchers demo bench bench-alltoall bench-pack bench-ingest bench-partition bench-dispatch bench-sample bench-loader lint clean
 
 all: build
 
-# deps installs OpenMPI (and the tools the tests and benchmarks use) from
-# Debian's packages when they are missing.
+# deps installs OpenMPI, and CPU PyTorch, NumPy and SciPy for the trainers
+# (Debian's python3-torch, python3-numpy, python3-scipy, which belong to
+# /usr/bin/python3), from Debian's packages when they are missing.
 deps:
 	@missing=""; \
 	command -v mpirun >/dev/null || missing="$$missing openmpi-bin"; \
 	pkg-config --exists ompi-c 2>/dev/null || missing="$$missing libopenmpi-dev pkg-config"; \
+	$(PYTHON) -c 'import numpy' 2>/dev/null || missing="$$missing python3-numpy"; \
+	$(PYTHON) -c 'import scipy' 2>/dev/null || missing="$$missing python3-scipy"; \
+	$(PYTHON) -c 'import torch' 2>/dev/null || missing="$$missing python3-torch"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
 		sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
@@ -52,19 +59,21 @@ test-launchers: build
 	$(GO) test -count=1 -timeout 15m -run 'TestLaunchers' -v ./cmd/gnnrun
 
 # demo runs the main job on an embedded default, on NP ranks: an R-MAT
-# graph of 2^16 nodes with features, labels and masks is generated, checked,
+# graph of 2^16 nodes with features, labels (4 classes planted as
+# communities) and masks is generated, checked,
 # partitioned into NP parts balanced on nodes, training nodes and edges,
 # dispatched into partition directories, verified, and served: every rank
 # pulls random feature rows from all partitions over both transports, then
 # samples node-classification and link-prediction mini-batches, then runs
 # the mini-batch pipeline (sample, gather, device copy with the reuse
-# cache) with a stand-in trainer, checking every batch's device rows.
+# cache) with a stand-in trainer, checking every batch's device rows, and
+# trains GraphSAGE on it with PyTorch, one trainer per rank.
 DEMO := out/demo
 demo: build
 	rm -rf $(DEMO) && mkdir -p $(DEMO)
 	$(MPIRUN) -np $(NP) $(BIN) info
 	$(MPIRUN) -np $(NP) $(BIN) selftest
-	$(MPIRUN) -np $(NP) $(BIN) gen --scale 16 --feat-dim 32 --classes 4 --seed 1 --out $(DEMO)/graph
+	$(MPIRUN) -np $(NP) $(BIN) gen --scale 16 --feat-dim 32 --classes 4 --planted 0.8 --seed 1 --out $(DEMO)/graph
 	$(MPIRUN) -np $(NP) $(BIN) ingest-check --in $(DEMO)/graph
 	$(MPIRUN) -np $(NP) $(BIN) partition --in $(DEMO)/graph --parts $(NP) --balance nodes,train,edges \
 		--out $(DEMO)/assignment --report $(DEMO)/partition-report.json
@@ -77,6 +86,8 @@ demo: build
 		--task link --negatives 4 --exclude reverse
 	$(MPIRUN) -np $(NP) $(BIN) loader $(DEMO)/parts --fanouts 10,5 --batch-size 512 --epochs 2 --compute-ms 5 --verify \
 		--report $(DEMO)/loader-report.json
+	$(MPIRUN) -np $(NP) $(BIN) train $(DEMO)/parts --fanouts 10,5 --batch-size 512 --epochs 3 --tag-output \
+		--report $(DEMO)/train-report.json -- $(PYTHON) examples/graphsage.py --hidden 64
 	@echo "demo: outputs in $(DEMO)/"
 
 # bench runs every benchmark program; results go to bench/results/. It

@@ -60,7 +60,7 @@ of each --eval set follow the epoch's training batches, every node of the
 set in exactly one batch (ranks past the last item get empty batches, so
 all ranks get as many), sampled with --eval-fanouts (default: --fanouts)
 and their own seed. --eval names node masks (link tasks: edge masks); each
-set is named by its mask without "_mask" (val_mask: "val"). The default
+set is named by its mask without "_mask" or "_edge" (val_mask: "val"). The default
 "auto" takes val_mask and test_mask where the graph has them; "none" takes
 none.
 
@@ -251,9 +251,20 @@ func (t *trainRun) evalSets(so sampler.Options) ([]prefetch.EvalSet, error) {
 		}
 		so := o
 		so.Seed = o.Seed + uint64(k+1)*0x9e3779b97f4a7c15 // draws of their own
-		sets = append(sets, prefetch.EvalSet{Name: strings.TrimSuffix(m, "_mask"), Plan: pl, Sampler: so})
+		sets = append(sets, prefetch.EvalSet{Name: evalName(m), Plan: pl, Sampler: so})
 	}
 	return sets, nil
+}
+
+// evalName names an evaluation set by its mask: val_mask and val_edge are
+// "val".
+func evalName(mask string) string {
+	for _, suffix := range []string{"_mask", "_edges", "_edge"} {
+		if n := strings.TrimSuffix(mask, suffix); n != mask && n != "" {
+			return n
+		}
+	}
+	return mask
 }
 
 // ntype is the node task's seed type.

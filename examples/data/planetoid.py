@@ -6,9 +6,11 @@ input, DGL's chunked graph format, with the standard split as masks.
     examples/data/planetoid.py SRC_DIR OUT_DIR [--name cora]
 
 OUT_DIR/metadata.json, edges/edges-0.npy (N x 2 int64, every undirected
-edge once per direction, no self loops), and node_data/_N/{feat (float32,
-the bag-of-words rows as given), label (int64), train_mask, val_mask,
-test_mask (bool)}-0.npy. The split is the one of Yang et al. (2016) that
+edge once per direction, no self loops), node_data/_N/{feat (float32, the
+bag-of-words rows as given), label (int64), train_mask, val_mask,
+test_mask (bool)}-0.npy, and for link prediction edge_data/{train_edge,
+val_edge, test_edge}-0.npy (bool per edge: 85/5/10% of the undirected
+edges drawn with --seed, both directions of an edge alike). The split is the one of Yang et al. (2016) that
 Kipf & Welling's GCN and PyG's Planetoid use: train = the labelled nodes of
 ind.<name>.y (20 per class), val = the next 500 nodes, test = the 1000
 nodes of ind.<name>.test.index. CiteSeer's test index skips 15 nodes that
@@ -42,7 +44,7 @@ def dense(m):
     return np.asarray(m.todense() if hasattr(m, "todense") else m)
 
 
-def convert(src, out, name):
+def convert(src, out, name, seed):
     x, y, tx, ty, allx, ally = (load(src, name, p) for p in ("x", "y", "tx", "ty", "allx", "ally"))
     graph = load(src, name, "graph")
     test_idx = load(src, name, "test.index")
@@ -79,10 +81,21 @@ def convert(src, out, name):
                 pairs.add((u, v))
                 pairs.add((v, u))
     edges = np.array(sorted(pairs), dtype=np.int64).reshape(-1, 2)
+    # The link split: per undirected edge, both directions alike.
+    lo, hi = edges.min(1), edges.max(1)
+    undirected, which = np.unique(lo * n + hi, return_inverse=True)
+    u = np.random.default_rng(seed).random(len(undirected))[which]
+    edge_masks = {"train_edge": u < 0.85, "val_edge": (u >= 0.85) & (u < 0.9), "test_edge": u >= 0.9}
 
     os.makedirs(os.path.join(out, "edges"), exist_ok=True)
     os.makedirs(os.path.join(out, "node_data", "_N"), exist_ok=True)
+    os.makedirs(os.path.join(out, "edge_data"), exist_ok=True)
     np.save(os.path.join(out, "edges", "edges-0.npy"), edges)
+    edge_data = {}
+    for k, a in edge_masks.items():
+        rel = "edge_data/%s-0.npy" % k
+        np.save(os.path.join(out, rel), a)
+        edge_data[k] = {"format": {"name": "numpy"}, "data": [rel]}
     arrays = {"feat": feat, "label": labels, "train_mask": train, "val_mask": val, "test_mask": test}
     node_data = {}
     for k, a in arrays.items():
@@ -99,6 +112,7 @@ def convert(src, out, name):
         "num_edges_per_chunk": [[len(edges)]],
         "edges": {"_N:_E:_N": {"format": {"name": "numpy"}, "data": ["edges/edges-0.npy"]}},
         "node_data": {"_N": node_data},
+        "edge_data": {"_N:_E:_N": edge_data},
     }
     with open(os.path.join(out, "metadata.json"), "w") as f:
         json.dump(meta, f, indent=2)
@@ -111,6 +125,7 @@ def main():
     ap.add_argument("src")
     ap.add_argument("out")
     ap.add_argument("--name", help="dataset name in the file names (default: from ind.<name>.graph in SRC)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the link split")
     a = ap.parse_args()
     name = a.name
     if name is None:
@@ -118,7 +133,7 @@ def main():
         if len(found) != 1:
             sys.exit("planetoid.py: want one ind.<name>.graph in %s, found %s; give --name" % (a.src, found))
         name = found[0]
-    convert(a.src, a.out, name)
+    convert(a.src, a.out, name, a.seed)
 
 
 if __name__ == "__main__":
