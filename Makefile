@@ -12,7 +12,7 @@ MPIRUN := mpirun $(MPIRUN_FLAGS)
 PYTHON ?= /usr/bin/python3
 export OMPI_MCA_btl ?= self,vader,tcp
 
-.PHONY: all deps build build-nompi test unit test-launchers demo bench bench-alltoall bench-pack bench-ingest bench-partition bench-dispatch bench-sample bench-loader lint clean
+.PHONY: all deps build build-nompi test unit test-launchers demo bench bench-alltoall bench-pack bench-ingest bench-partition bench-dispatch bench-sample bench-loader bench-train bench-accuracy lint clean
 
 all: build
 
@@ -93,7 +93,7 @@ demo: build
 # bench runs every benchmark program; results go to bench/results/. It
 # takes an hour or more on 2 cores; the bench-* targets run one each.
 # gpmetis (Debian package metis) is installed for the partitioner's.
-bench: bench-alltoall bench-pack bench-ingest bench-partition bench-dispatch bench-sample bench-loader
+bench: bench-alltoall bench-pack bench-ingest bench-partition bench-dispatch bench-sample bench-loader bench-train bench-accuracy
 
 bench-alltoall: build
 	$(GO) build -o bin/bench-alltoall ./bench/alltoall
@@ -128,6 +128,19 @@ bench-sample: build
 # alone, the trainer's wait, the device cache; bench/results/loader.{md,json,svg}.
 bench-loader: build
 	$(GO) run ./bench/loader --scale 20,22
+
+# bench-train: the hand-off to the trainer against a plain memcpy of the same
+# bytes, and graphsage.py's data wait on R-MAT scale 20 with 128 features at
+# 2 ranks; bench/results/train.{md,json}.
+bench-train: build deps
+	$(GO) run ./bench/train --scale 20 --np 2 --python $(PYTHON)
+
+# bench-accuracy: GraphSAGE trained on gnnrun's batches over Cora, CiteSeer,
+# Tolokers and Squirrel (../shared/data/datasets), 5 seeds at 1 and 4 ranks;
+# bench/results/accuracy.{md,json,svg}. About an hour on 2 cores.
+DATASETS ?= ../shared/data/datasets
+bench-accuracy: build deps
+	$(GO) run ./bench/accuracy --data $(DATASETS) --python $(PYTHON)
 
 # lint fails on unformatted code, on go vet's findings, and when go mod
 # tidy would change go.mod or go.sum (it prints the diff).

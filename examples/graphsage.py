@@ -10,7 +10,9 @@ evaluation batches gnnrun sends after it (val, test). The result is the
 test score at the epoch of the best validation score (accuracy; ROC-AUC too
 for two classes), printed by rank 0 as one JSON line:
 {"val_acc": ..., "test_acc": ..., "epochs": ..., "seconds": ...,
-"data_wait_fraction": ...}.
+"data_wait_fraction": ...} (the share of the trainers' time spent waiting
+for batches; client_us_per_batch: the client's time turning a message into
+views).
 """
 
 import argparse
@@ -158,10 +160,10 @@ def main():
         if best is None or row.get(key, -1) > best[1].get(key, -1):
             best = (e, row)
     st = gnnrun.stats()
-    waits = torch.tensor([st["wait_s"], seconds], dtype=torch.float64)
-    dist.all_reduce(waits)
-    result = {"epochs": epoch_seen + 1, "seconds": round(seconds, 3), "data_wait_fraction": round(float(waits[0] / waits[1]), 4),
-              "ranks": world}
+    sums = torch.tensor([st["wait_s"], seconds, st["handoff_s"], st["batches"]], dtype=torch.float64)
+    dist.all_reduce(sums)
+    result = {"epochs": epoch_seen + 1, "seconds": round(seconds, 3), "data_wait_fraction": round(float(sums[0] / sums[1]), 4),
+              "client_us_per_batch": round(float(1e6 * sums[2] / max(sums[3], 1)), 1), "ranks": world}
     if best is not None:
         result.update({k: round(v, 4) for k, v in best[1].items()})
         result["best_epoch"] = best[0]

@@ -46,10 +46,12 @@ func startChild(spec ChildSpec, control *os.File) (*child, error) {
 	cmd := exec.Command(spec.Args[0], spec.Args[1:]...)
 	cmd.Env = append(append(os.Environ(), spec.Env...), fmt.Sprintf("GNNRUN_CONTROL_FD=%d", ControlFD))
 	cmd.ExtraFiles = []*os.File{control}
-	// Pdeathsig: the kernel kills the trainer when the thread that started
-	// it ends; Go ends no thread it did not lock, so that is this process's
-	// death.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// Pdeathsig: the kernel sends the trainer SIGTERM when the thread that
+	// started it ends (gnnrun starts it from the main thread, locked to
+	// it: that is this process's death). SIGTERM rather than SIGKILL, so
+	// the Python client can say why it ends (GnnrunGone); its watchdog
+	// ends it should the signal be ignored.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	c := &child{cmd: cmd, name: spec.Args[0], done: make(chan struct{})}
 	var ours []*os.File // our copies of the pipes' write ends, closed after Start
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr

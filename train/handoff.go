@@ -49,6 +49,9 @@ type Stats struct {
 	// copied: the trainer maps the device buffers).
 	Handoff   time.Duration
 	SlotBytes int64
+	// FeatureBytes are the bytes of the feature rows the batches handed
+	// (in place in the device buffers: a copying hand-off would move them).
+	FeatureBytes int64
 	// StoppedEarly says the trainer exited 0 before the last batch.
 	StoppedEarly bool
 }
@@ -293,6 +296,7 @@ func (h *handoff) sendBatch(b *prefetch.Batch, acks chan int, gone chan struct{}
 	h.slots[k].batch = b
 	h.stats.Handoff += time.Since(t0)
 	h.stats.Batches++
+	h.stats.FeatureBytes += int64(b.Rows) * int64(b.RowBytes)
 	return nil
 }
 
