@@ -145,7 +145,7 @@ def main():
                 ev[3].append(b.y.copy())
     seconds = time.perf_counter() - t0
     # Scores per epoch and set, over all ranks.
-    best = None
+    rows = {}
     for e in sorted(evals):
         row = {}
         for name, (c, n, sc, lb) in evals[e].items():
@@ -156,14 +156,24 @@ def main():
                 parts = [None] * world
                 dist.all_gather_object(parts, (np.concatenate(sc) if sc else np.zeros(0), np.concatenate(lb) if lb else np.zeros(0)))
                 row[name + "_auc"] = roc_auc(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
-        key = "val_auc" if classes == 2 else "val_acc"
+        rows[e] = row
+    finish(rows, "val_auc" if classes == 2 else "val_acc", epoch_seen + 1, seconds)
+
+
+def finish(rows, key, epochs, seconds):
+    """Prints, on rank 0, the result line: the scores of the epoch whose
+    key is best (rows: epoch -> {score name: value}), the epochs, the
+    seconds, the share of the trainers' time spent waiting for batches
+    and the client's time per batch; then leaves the process group."""
+    best = None
+    for e, row in rows.items():
         if best is None or row.get(key, -1) > best[1].get(key, -1):
             best = (e, row)
     st = gnnrun.stats()
     sums = torch.tensor([st["wait_s"], seconds, st["handoff_s"], st["batches"]], dtype=torch.float64)
     dist.all_reduce(sums)
-    result = {"epochs": epoch_seen + 1, "seconds": round(seconds, 3), "data_wait_fraction": round(float(sums[0] / sums[1]), 4),
-              "client_us_per_batch": round(float(1e6 * sums[2] / max(sums[3], 1)), 1), "ranks": world}
+    result = {"epochs": epochs, "seconds": round(seconds, 3), "data_wait_fraction": round(float(sums[0] / sums[1]), 4),
+              "client_us_per_batch": round(float(1e6 * sums[2] / max(sums[3], 1)), 1), "ranks": dist.get_world_size()}
     if best is not None:
         result.update({k: round(v, 4) for k, v in best[1].items()})
         result["best_epoch"] = best[0]

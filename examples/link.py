@@ -18,7 +18,6 @@ sets, the scores are of the last epoch's training batches.
 """
 
 import argparse
-import json
 import os
 import time
 
@@ -28,7 +27,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 
 import gnnrun
-from graphsage import SAGE, features, roc_auc
+from graphsage import SAGE, features, finish, roc_auc
 
 
 def scores(h, pairs):
@@ -78,13 +77,16 @@ def main():
                 p.grad = g / world
             opt.step()
             last_epoch = b.epoch
-        key = (b.epoch, b.kind)
-        if h is None or (train and hello["eval"]):
+        if train and hello["eval"]:
+            continue
+        # Every rank keeps an entry for each (epoch, set), empty batches
+        # and all, so that the gathers below match across ranks.
+        ev = evals.setdefault((b.epoch, b.kind), [[], [], []])
+        if h is None:
             continue
         with torch.no_grad():
             pos, neg = scores(h, tb.pos).numpy(), scores(h, tb.neg).numpy()
         k = len(neg) // max(len(pos), 1)
-        ev = evals.setdefault(key, [[], [], []])
         ev[0].append(pos)
         ev[1].append(neg)
         if k:
@@ -102,20 +104,7 @@ def main():
         row = rows.setdefault(epoch, {})
         row[kind + "_auc"] = roc_auc(np.concatenate([pos, neg]), np.concatenate([np.ones(len(pos)), np.zeros(len(neg))]))
         row[kind + "_mrr"] = float(rr.mean()) if len(rr) else float("nan")
-    best = None
-    for epoch, row in rows.items():
-        if best is None or row.get("val_mrr", -1) > best[1].get("val_mrr", -1):
-            best = (epoch, row)
-    st = gnnrun.stats()
-    waits = torch.tensor([st["wait_s"], seconds], dtype=torch.float64)
-    dist.all_reduce(waits)
-    result = {"epochs": last_epoch + 1, "seconds": round(seconds, 3), "data_wait_fraction": round(float(waits[0] / waits[1]), 4), "ranks": world}
-    if best is not None:
-        result.update({k: round(v, 4) for k, v in best[1].items()})
-        result["best_epoch"] = best[0]
-    if dist.get_rank() == 0:
-        print(json.dumps(result), flush=True)
-    dist.destroy_process_group()
+    finish(rows, "val_mrr", last_epoch + 1, seconds)
 
 
 if __name__ == "__main__":

@@ -85,18 +85,12 @@ func main() {
 }
 
 func drive(data, names, ranksList string, seeds, k int, dir, out, python string) error {
-	ranks, err := driver.Ints(ranksList)
+	ranks, err := driver.Ranks(ranksList)
 	if err != nil {
 		return err
 	}
-	if err := driver.CheckRanks(ranks); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	bin := filepath.Join(dir, "gnnrun")
-	if err := driver.Build([2]string{bin, "./cmd/gnnrun"}); err != nil {
+	bin, err := driver.Gnnrun(dir)
+	if err != nil {
 		return err
 	}
 	example, err := filepath.Abs("examples/graphsage.py")

@@ -28,7 +28,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
@@ -100,26 +99,14 @@ func runDriver(o driverOptions) error {
 	if err != nil {
 		return err
 	}
-	ranks, err := driver.Ints(o.ranks)
+	ranks, err := driver.Ranks(o.ranks)
 	if err != nil {
 		return err
 	}
-	if err := driver.CheckRanks(ranks); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(o.dir, 0o755); err != nil {
-		return err
-	}
-	bin := filepath.Join(o.dir, "gnnrun")
 	self := filepath.Join(o.dir, "bench-dispatch")
-	for _, b := range [][]string{{bin, "./cmd/gnnrun"}, {self, "./bench/dispatch"}} {
-		args := []string{"build", "-o", b[0]}
-		if !rank.MPI {
-			args = append(args, "-tags", "nompi")
-		}
-		if out, err := exec.Command("go", append(args, b[1])...).CombinedOutput(); err != nil {
-			return fmt.Errorf("go build %s: %v\n%s", b[1], err, out)
-		}
+	bin, err := driver.Gnnrun(o.dir, [2]string{self, "./bench/dispatch"})
+	if err != nil {
+		return err
 	}
 	var results []result
 	for _, sc := range scales {

@@ -28,14 +28,40 @@ func Ints(s string) ([]int, error) {
 	return out, nil
 }
 
-// Build runs go build for each (output, package) pair.
+// Build runs go build for each (output, package) pair, with the tag nompi
+// when this program is built without MPI, so the binaries run where it
+// runs.
 func Build(pairs ...[2]string) error {
 	for _, b := range pairs {
-		if out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput(); err != nil {
+		args := []string{"build", "-o", b[0]}
+		if !rank.MPI {
+			args = append(args, "-tags", "nompi")
+		}
+		if out, err := exec.Command("go", append(args, b[1])...).CombinedOutput(); err != nil {
 			return fmt.Errorf("go build %s: %v\n%s", b[1], err, out)
 		}
 	}
 	return nil
+}
+
+// Ranks parses a comma-separated list of rank counts and refuses counts
+// above one in a build without MPI (CheckRanks).
+func Ranks(s string) ([]int, error) {
+	ranks, err := Ints(s)
+	if err == nil {
+		err = CheckRanks(ranks)
+	}
+	return ranks, err
+}
+
+// Gnnrun makes the work directory dir and builds gnnrun into it, with the
+// more (output, package) pairs; it returns gnnrun's path.
+func Gnnrun(dir string, more ...[2]string) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "gnnrun")
+	return bin, Build(append([][2]string{{bin, "./cmd/gnnrun"}}, more...)...)
 }
 
 // Launch returns the command that runs args on np ranks under mpirun (over

@@ -115,18 +115,12 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	ranks, err := driver.Ints(o.ranks)
+	ranks, err := driver.Ranks(o.ranks)
 	if err != nil {
 		return err
 	}
-	if err := driver.CheckRanks(ranks); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(o.dir, 0o755); err != nil {
-		return err
-	}
-	bin := filepath.Join(o.dir, "gnnrun")
-	if err := driver.Build([2]string{bin, "./cmd/gnnrun"}); err != nil {
+	bin, err := driver.Gnnrun(o.dir)
+	if err != nil {
 		return err
 	}
 	var results []result

@@ -82,19 +82,13 @@ func runDriver(o driverOptions) error {
 	if err != nil {
 		return err
 	}
-	ranks, err := driver.Ints(o.ranks)
+	ranks, err := driver.Ranks(o.ranks)
 	if err != nil {
 		return err
 	}
-	if err := driver.CheckRanks(ranks); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(o.dir, 0o755); err != nil {
-		return err
-	}
-	bin := filepath.Join(o.dir, "gnnrun")
 	self := filepath.Join(o.dir, "bench-sample")
-	if err := driver.Build([2]string{bin, "./cmd/gnnrun"}, [2]string{self, "./bench/sample"}); err != nil {
+	bin, err := driver.Gnnrun(o.dir, [2]string{self, "./bench/sample"})
+	if err != nil {
 		return err
 	}
 	var results []result

@@ -59,11 +59,8 @@ func run(scale, np int, fanouts string, batch, perEpoch int, dir, out, python st
 	if err := driver.CheckRanks([]int{np}); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	bin := filepath.Join(dir, "gnnrun")
-	if err := driver.Build([2]string{bin, "./cmd/gnnrun"}); err != nil {
+	bin, err := driver.Gnnrun(dir)
+	if err != nil {
 		return err
 	}
 	parts, err := driver.Partitioned(bin, dir, "-f128", scale, 4, "--feat-dim", "128")

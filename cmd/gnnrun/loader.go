@@ -103,20 +103,11 @@ func runLoader(e *env, args []string) error {
 			return err
 		}
 	}
-	dev, err := f.openDevice(e)
+	dev, served, err := f.open(e, args[0])
 	if err != nil {
 		return err
 	}
 	o.Device = dev
-	end := e.stage("open")
-	served, err := shard.Serve(e.comm, args[0])
-	end()
-	if err != nil {
-		return err
-	}
-	// The partitions and the device are released only after a clean
-	// finish: after an error the pipeline's stages may still read them
-	// until the job ends (prefetch.Loader.Next).
 	r := &loaderRun{e: e, f: f, served: served}
 	if err := r.start(o); err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 
 	"gnnrun/cuda"
 	"gnnrun/prefetch"
+	"gnnrun/shard"
 )
 
 // pipelineFlags are the flags of the commands that run the mini-batch
@@ -58,16 +59,22 @@ func (f *pipelineFlags) options() (prefetch.Options, error) {
 	return o, nil
 }
 
-// openDevice opens the rank's device (the GPU binding made it device 0);
-// it is collective: every rank fails if one cannot open its device.
-func (f *pipelineFlags) openDevice(e *env, opts ...cuda.OpenOption) (cuda.Device, error) {
+// open opens the rank's device (the GPU binding made it device 0) and
+// serves the partition directory. It is collective: every rank fails if
+// one cannot open its device. The caller closes both only after a clean
+// run: after an error the pipeline's stages may still read them until the
+// job ends (prefetch.Loader.Next).
+func (f *pipelineFlags) open(e *env, dir string, opts ...cuda.OpenOption) (cuda.Device, *shard.Served, error) {
 	kind, err := cuda.ParseKind(f.device)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	dev, err := cuda.Open(kind, 0, opts...)
 	if err = agreeErr(e.comm, err); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return dev, nil
+	end := e.stage("open")
+	served, err := shard.Serve(e.comm, dir)
+	end()
+	return dev, served, err
 }

@@ -25,14 +25,40 @@ func sampleDir(t *testing.T, hetero bool) string {
 }
 
 // rankBatches returns the batches column of sample's per-rank table.
-func rankBatches(t *testing.T, stdout string) []int {
+func rankBatches(t *testing.T, stdout string) []int64 {
 	t.Helper()
-	var out []int
+	var out []int64
 	for _, m := range regexp.MustCompile(`(?m)^\s+\d+\s+(\d+)\s`).FindAllStringSubmatch(stdout, -1) {
-		n, _ := strconv.Atoi(m[1])
+		n, _ := strconv.ParseInt(m[1], 10, 64)
 		out = append(out, n)
 	}
 	return out
+}
+
+// checkDump checks a run's --dump directory against the one-rank run's
+// files: every file equal to the one of the same name, fewer than P
+// batches per epoch missing, every rank (counts: the batches each ran)
+// as many batches, adding up to the files.
+func checkDump(t *testing.T, what string, want map[string][]byte, dump string, epochs int, counts []int64) {
+	t.Helper()
+	got := filesOf(t, dump)
+	for f, b := range got {
+		if !bytes.Equal(b, want[f]) {
+			t.Fatalf("%s: %s differs from the one-rank run's", what, f)
+		}
+	}
+	np := len(counts)
+	if missing := len(want) - len(got); missing < 0 || missing >= np*epochs {
+		t.Fatalf("%s: %d of %d batches missing over %d epochs", what, missing, len(want), epochs)
+	}
+	if np == 0 || counts[0]*int64(np) != int64(len(got)) {
+		t.Fatalf("%s: per-rank batches %v for %d files", what, counts, len(got))
+	}
+	for _, c := range counts {
+		if c != counts[0] {
+			t.Fatalf("%s: ranks ran %v batches", what, counts)
+		}
+	}
 }
 
 // TestSampleUnderMPI samples a homogeneous and a two-type graph's K = 4
@@ -66,24 +92,11 @@ func TestSampleUnderMPI(t *testing.T) {
 					for _, np := range []int{1, 2, 4, 8} {
 						dump := filepath.Join(t.TempDir(), fmt.Sprintf("%s-%d", tr, np))
 						res := mustRun(t, np, append(common, "--transport", tr, "--dump", dump)...)
-						got := filesOf(t, dump)
-						for f, b := range got {
-							if !bytes.Equal(b, want[f]) {
-								t.Fatalf("%s P=%d: %s differs from the one-rank run's", tr, np, f)
-							}
-						}
-						if missing := len(want) - len(got); missing < 0 || missing >= np*epochs {
-							t.Fatalf("%s P=%d: %d of %d batches missing over %d epochs", tr, np, missing, len(want), epochs)
-						}
 						counts := rankBatches(t, res.stdout)
-						if len(counts) != np || counts[0]*np != len(got) {
-							t.Fatalf("%s P=%d: per-rank batches %v for %d files:\n%s", tr, np, counts, len(got), res.stdout)
+						if len(counts) != np {
+							t.Fatalf("%s P=%d: %d rows in the per-rank table:\n%s", tr, np, len(counts), res.stdout)
 						}
-						for _, c := range counts {
-							if c != counts[0] {
-								t.Fatalf("%s P=%d: ranks ran %v batches", tr, np, counts)
-							}
-						}
+						checkDump(t, fmt.Sprintf("%s P=%d", tr, np), want, dump, epochs, counts)
 					}
 				}
 			})

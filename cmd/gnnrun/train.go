@@ -114,17 +114,11 @@ func runTrain(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	dev, err := f.openDevice(e, cuda.Shared())
+	dev, served, err := f.open(e, args[0], cuda.Shared())
 	if err != nil {
 		return err
 	}
 	o.Device = dev
-	end := e.stage("open")
-	served, err := shard.Serve(e.comm, args[0])
-	end()
-	if err != nil {
-		return err
-	}
 	t := &trainRun{e: e, f: f, served: served}
 	if err := t.start(o); err != nil {
 		return err
@@ -133,7 +127,7 @@ func runTrain(e *env, args []string) error {
 	if f.tag {
 		tag = fmt.Sprintf("[rank %d] ", e.comm.Rank())
 	}
-	end = e.stage("train")
+	end := e.stage("train")
 	st, err := train.Run(t.l, train.Options{Child: train.ChildSpec{Args: args[1:], Env: env, Tag: tag}, Hello: t.hello, Extra: t.extra})
 	end()
 	if err != nil {

@@ -44,13 +44,14 @@ func trainerScript(t *testing.T) string {
 	return p
 }
 
-// plantedDir generates a graph whose classes are planted communities,
-// partitions it into K = 4 and dispatches it.
-func plantedDir(t *testing.T) string {
+// plantedDir generates a graph whose 4 classes are planted communities
+// (features of featDim columns, a share planted of the edges into the
+// source's class), partitions it into K = 4 and dispatches it.
+func plantedDir(t *testing.T, featDim int, planted string) string {
 	t.Helper()
 	dir := t.TempDir()
 	g, asg, parts := filepath.Join(dir, "g"), filepath.Join(dir, "asg"), filepath.Join(dir, "parts")
-	mustRun(t, 2, "gen", "--scale", "12", "--edge-factor", "8", "--feat-dim", "16", "--classes", "4", "--planted", "0.8", "--seed", "3", "--out", g)
+	mustRun(t, 2, "gen", "--scale", "12", "--edge-factor", "8", "--feat-dim", fmt.Sprint(featDim), "--classes", "4", "--planted", planted, "--seed", "3", "--out", g)
 	mustRun(t, 2, "partition", "--in", g, "--parts", "4", "--balance", "nodes,train", "--out", asg)
 	mustRun(t, 2, "dispatch", "--in", g, "--assignment", asg, "--out", parts)
 	return parts
@@ -77,7 +78,7 @@ func lastJSON(t *testing.T, out string, v any) {
 // above 0.85 means the batches carry the graph to the model.
 func TestTrainLearnsUnderMPI(t *testing.T) {
 	needPython(t, true)
-	parts := plantedDir(t)
+	parts := plantedDir(t, 16, "0.8")
 	example, _ := filepath.Abs(filepath.Join("..", "..", "examples", "graphsage.py"))
 	for _, np := range []int{1, 2} {
 		r := mustRun(t, np, "train", parts, "--fanouts", "10,10", "--batch-size", "64", "--epochs", "4", "--seed", "2",
@@ -91,6 +92,27 @@ func TestTrainLearnsUnderMPI(t *testing.T) {
 		if res.Epochs != 4 || res.Ranks != np || res.TestAcc < 0.85 {
 			t.Errorf("P=%d: %+v; want 4 epochs on %d ranks and a test accuracy above 0.85\n%s", np, res, np, r.stdout)
 		}
+	}
+}
+
+// TestTrainLinkExampleUnderMPI runs examples/link.py on a planted graph
+// at 2 ranks: an edge joins mostly nodes of one class and a negative
+// mostly nodes of two, so scores of the last epoch's batches well above
+// chance (AUC 0.5) mean the link batches carry the graph to the model.
+func TestTrainLinkExampleUnderMPI(t *testing.T) {
+	needPython(t, true)
+	parts := plantedDir(t, 64, "0.9")
+	example, _ := filepath.Abs(filepath.Join("..", "..", "examples", "link.py"))
+	r := mustRun(t, 2, "train", parts, "--task", "link", "--negatives", "3", "--exclude", "reverse", "--fanouts", "5,5",
+		"--batch-size", "256", "--epochs", "8", "--batches-per-epoch", "20", "--", pythonBin, example, "--hidden", "32", "--lr", "0.01")
+	var res struct {
+		AUC    float64 `json:"train_auc"`
+		MRR    float64 `json:"train_mrr"`
+		Epochs int     `json:"epochs"`
+	}
+	lastJSON(t, r.stdout, &res)
+	if res.Epochs != 8 || res.AUC <= 0.7 || res.MRR <= 0 {
+		t.Errorf("%+v; want 8 epochs and an AUC above 0.7\n%s", res, r.stdout)
 	}
 }
 

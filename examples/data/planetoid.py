@@ -21,13 +21,14 @@ Python 2 pickles of scipy sparse matrices.
 """
 
 import argparse
-import json
 import os
 import pickle
 import sys
 import warnings
 
 import numpy as np
+
+import chunked
 
 
 def load(src, name, part):
@@ -87,35 +88,8 @@ def convert(src, out, name, seed):
     u = np.random.default_rng(seed).random(len(undirected))[which]
     edge_masks = {"train_edge": u < 0.85, "val_edge": (u >= 0.85) & (u < 0.9), "test_edge": u >= 0.9}
 
-    os.makedirs(os.path.join(out, "edges"), exist_ok=True)
-    os.makedirs(os.path.join(out, "node_data", "_N"), exist_ok=True)
-    os.makedirs(os.path.join(out, "edge_data"), exist_ok=True)
-    np.save(os.path.join(out, "edges", "edges-0.npy"), edges)
-    edge_data = {}
-    for k, a in edge_masks.items():
-        rel = "edge_data/%s-0.npy" % k
-        np.save(os.path.join(out, rel), a)
-        edge_data[k] = {"format": {"name": "numpy"}, "data": [rel]}
-    arrays = {"feat": feat, "label": labels, "train_mask": train, "val_mask": val, "test_mask": test}
-    node_data = {}
-    for k, a in arrays.items():
-        rel = "node_data/_N/%s-0.npy" % k
-        np.save(os.path.join(out, rel), a)
-        node_data[k] = {"format": {"name": "numpy"}, "data": [rel]}
-    meta = {
-        "graph_name": name,
-        "node_type": ["_N"],
-        "num_nodes_per_type": [n],
-        "num_nodes_per_chunk": [[n]],
-        "edge_type": ["_N:_E:_N"],
-        "num_edges_per_type": [len(edges)],
-        "num_edges_per_chunk": [[len(edges)]],
-        "edges": {"_N:_E:_N": {"format": {"name": "numpy"}, "data": ["edges/edges-0.npy"]}},
-        "node_data": {"_N": node_data},
-        "edge_data": {"_N:_E:_N": edge_data},
-    }
-    with open(os.path.join(out, "metadata.json"), "w") as f:
-        json.dump(meta, f, indent=2)
+    node_data = {"feat": feat, "label": labels, "train_mask": train, "val_mask": val, "test_mask": test}
+    chunked.write(out, name, edges, node_data, edge_masks)
     print("%s: %d nodes, %d directed edges, %d features, %d classes, train/val/test %d/%d/%d -> %s"
           % (name, n, len(edges), feat.shape[1], onehot.shape[1], train.sum(), val.sum(), test.sum(), out))
 

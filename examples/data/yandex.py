@@ -14,10 +14,11 @@ val_masks, test_masks)}-0.npy. Needs numpy only.
 """
 
 import argparse
-import json
 import os
 
 import numpy as np
+
+import chunked
 
 
 def convert(path, out, split):
@@ -29,28 +30,8 @@ def convert(path, out, split):
     edges = np.unique(np.vstack([e, e[:, ::-1]]), axis=0)
     masks = {k: z[k + "s"][split].astype(bool) for k in ("train_mask", "val_mask", "test_mask")}
     n = len(labels)
-    os.makedirs(os.path.join(out, "edges"), exist_ok=True)
-    os.makedirs(os.path.join(out, "node_data", "_N"), exist_ok=True)
-    np.save(os.path.join(out, "edges", "edges-0.npy"), edges)
-    node_data = {}
-    for k, a in dict(feat=feat, label=labels, **masks).items():
-        rel = "node_data/_N/%s-0.npy" % k
-        np.save(os.path.join(out, rel), a)
-        node_data[k] = {"format": {"name": "numpy"}, "data": [rel]}
     name = os.path.splitext(os.path.basename(path))[0]
-    meta = {
-        "graph_name": name,
-        "node_type": ["_N"],
-        "num_nodes_per_type": [n],
-        "num_nodes_per_chunk": [[n]],
-        "edge_type": ["_N:_E:_N"],
-        "num_edges_per_type": [len(edges)],
-        "num_edges_per_chunk": [[len(edges)]],
-        "edges": {"_N:_E:_N": {"format": {"name": "numpy"}, "data": ["edges/edges-0.npy"]}},
-        "node_data": {"_N": node_data},
-    }
-    with open(os.path.join(out, "metadata.json"), "w") as f:
-        json.dump(meta, f, indent=2)
+    chunked.write(out, name, edges, dict(feat=feat, label=labels, **masks))
     print("%s: %d nodes, %d directed edges, %d features, %d classes, split %d: train/val/test %d/%d/%d -> %s"
           % (name, n, len(edges), feat.shape[1], labels.max() + 1, split,
              masks["train_mask"].sum(), masks["val_mask"].sum(), masks["test_mask"].sum(), out))
