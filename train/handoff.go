@@ -59,6 +59,10 @@ type Stats struct {
 // ErrSignal is wrapped by Run's error when gnnrun was told to stop.
 var ErrSignal = errors.New("stopped by a signal")
 
+func signalled(s os.Signal) error {
+	return fmt.Errorf("train: %w (%v): the trainer is stopped", ErrSignal, s)
+}
+
 // Run starts the trainer and hands it l's batches, each once the trainer
 // is done with an earlier one in its slot, until the last, then waits for
 // the trainer to exit. It returns when the trainer exited 0 after taking
@@ -147,7 +151,7 @@ func (h *handoff) run() (Stats, error) {
 			if next.err != nil {
 				return h.stats, next.err
 			}
-			if err := h.sendBatch(next.b, acks, gone); err != nil {
+			if err := h.sendBatch(next.b, acks, gone, sigs); err != nil {
 				return h.stats, err
 			}
 		case k := <-acks:
@@ -155,7 +159,7 @@ func (h *handoff) run() (Stats, error) {
 		case <-gone:
 			return h.stats, h.trainerGone()
 		case s := <-sigs:
-			return h.stats, fmt.Errorf("train: %w (%v): the trainer is stopped", ErrSignal, s)
+			return h.stats, signalled(s)
 		}
 	}
 	if err := h.ch.send(map[string]any{"type": "end"}); err != nil {
@@ -168,7 +172,7 @@ func (h *handoff) run() (Stats, error) {
 		case <-gone:
 			return h.stats, h.child.exited()
 		case s := <-sigs:
-			return h.stats, fmt.Errorf("train: %w (%v): the trainer is stopped", ErrSignal, s)
+			return h.stats, signalled(s)
 		}
 	}
 }
@@ -270,7 +274,7 @@ func (h *handoff) release(k int) {
 
 // sendBatch waits for a free slot (releasing what the trainer is done
 // with), writes the batch's arrays into it and tells the trainer.
-func (h *handoff) sendBatch(b *prefetch.Batch, acks chan int, gone chan struct{}) error {
+func (h *handoff) sendBatch(b *prefetch.Batch, acks chan int, gone chan struct{}, sigs chan os.Signal) error {
 	var k int
 	for got := false; !got; {
 		select {
@@ -281,6 +285,9 @@ func (h *handoff) sendBatch(b *prefetch.Batch, acks chan int, gone chan struct{}
 		case <-gone:
 			b.Release()
 			return h.trainerGone()
+		case s := <-sigs:
+			b.Release()
+			return signalled(s)
 		}
 	}
 	t0 := time.Now()
