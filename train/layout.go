@@ -16,11 +16,13 @@ type arrayRef struct {
 	Shape  []int64 `json:"shape"`
 }
 
-// newBuffer introduces a shared buffer to the trainer; its descriptor
-// travels with the message.
+// newBuffer introduces a shared buffer to the trainer: Kind "host" is a
+// memfd whose descriptor travels with the message (a GPU's buffers will
+// come as "cuda" with their IPC handle).
 type newBuffer struct {
-	ID   int   `json:"id"`
-	Size int64 `json:"size"`
+	ID   int    `json:"id"`
+	Kind string `json:"kind"`
+	Size int64  `json:"size"`
 }
 
 // batchMsg is a batch's message (README, Formats: the control channel).
@@ -70,7 +72,7 @@ func (u *bufferIDs) use(b cuda.Buffer) (int, error) {
 	id := u.next
 	u.next++
 	u.ids[b] = id
-	u.msgNew = append(u.msgNew, newBuffer{ID: id, Size: hd.Size})
+	u.msgNew = append(u.msgNew, newBuffer{ID: id, Kind: "host", Size: hd.Size})
 	u.fds = append(u.fds, hd.FD)
 	return id, nil
 }

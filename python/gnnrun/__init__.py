@@ -157,6 +157,8 @@ class _Channel:
             raise GnnrunGone("gnnrun: the gnnrun rank feeding this trainer is gone (its control socket closed)")
         msg = json.loads(data)
         for nb, fd in zip(msg.get("new", []), fds):
+            if nb.get("kind", "host") != "host":
+                raise RuntimeError("gnnrun: buffers of kind %r are not supported by this client" % nb.get("kind"))
             size = nb["size"]
             self.maps[nb["id"]] = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE) if size else None
             os.close(fd)
