@@ -3,6 +3,7 @@ module gnnrun
 go 1.26.8
 
 require (
+	github.com/ebitengine/purego v0.9.1
 	github.com/google/go-cmp v0.7.0
 	github.com/klauspost/compress v1.20.3
 	github.com/parquet-go/parquet-go v0.32.0

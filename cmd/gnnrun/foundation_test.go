@@ -27,9 +27,11 @@ func TestInfoListsEveryRank(t *testing.T) {
 	if !strings.Contains(r.stdout, "world: 4 ranks on 1 hosts") || !strings.Contains(r.stdout, "MPI_THREAD_MULTIPLE") {
 		t.Fatalf("unexpected info: %v", r)
 	}
-	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
-	if len(lines) != 6 {
-		t.Fatalf("want a header and 4 rank lines, got %v", r)
+	if rows := parseInfo(t, r.stdout); len(rows) != 4 {
+		t.Fatalf("want 4 rank lines, got %v", r)
+	}
+	if n := strings.Count(r.stdout, "\n      cuda: "); n != 4 {
+		t.Fatalf("want a cuda line under each of the 4 ranks, got %d: %v", n, r)
 	}
 }
 

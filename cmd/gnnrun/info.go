@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 
 	"gnnrun/collective"
+	"gnnrun/cuda"
 	"gnnrun/launch"
 	"gnnrun/rank"
 )
@@ -19,8 +21,11 @@ func init() {
 rank and local size on its host (from the node-local communicator), the
 local rank and size the launcher announced (OpenMPI's, MPICH's or Slurm's
 variables; "-" when none did), pid, the MPI thread level, the MPI library,
-and the GPU the rank is bound to with the reason. A build without MPI
-(tag nompi) says so on a line of its own.
+and the GPU the rank is bound to with the reason; under each rank, its GPU
+as the CUDA driver sees it (name, memory, compute capability, the driver's
+CUDA version, PCI bus), or why there is none (no driver library, no device,
+a build without cgo). A build without MPI (tag nompi) says so on a line of
+its own.
 
 GPU binding happens at start-up for every command: with CUDA_VISIBLE_DEVICES
 unset, local rank r gets GPU r mod N of its host's N GPUs. GNNRUN_GPU_BIND
@@ -78,6 +83,7 @@ type rankInfo struct {
 	Thread, Library      string
 	PID                  int
 	GPU                  string
+	CUDA                 string // the bound GPU as the driver sees it, or why none
 }
 
 func runInfo(e *env, _ []string) error {
@@ -99,7 +105,7 @@ func runInfo(e *env, _ []string) error {
 		Rank: e.comm.Rank(), Size: e.comm.Size(), Host: e.comm.Host(),
 		LocalRank: node.Rank(), LocalSize: node.Size(), Launcher: launcher,
 		Thread: rank.ThreadLevel(), Library: rank.LibraryVersion(), PID: os.Getpid(),
-		GPU: placement.gpu.String(),
+		GPU: placement.gpu.String(), CUDA: cudaInfo(),
 	}
 	blob, err := json.Marshal(me)
 	if err != nil {
@@ -123,8 +129,19 @@ func runInfo(e *env, _ []string) error {
 		}
 		off += n
 		e.printf(row, ri.Rank, ri.Size, ri.Host, ri.LocalRank, ri.LocalSize, ri.Launcher, ri.PID, ri.Thread, ri.Library, ri.GPU)
+		e.printf("      cuda: %s\n", ri.CUDA)
 	}
 	return nil
+}
+
+// cudaInfo describes the rank's GPU as the CUDA driver sees it (device 0
+// after the binding), or says why there is none.
+func cudaInfo() string {
+	g, err := cuda.Probe(0)
+	if err != nil {
+		return "none: " + strings.TrimPrefix(err.Error(), "cuda: ")
+	}
+	return g.String()
 }
 
 func boolInt(b bool) int64 {

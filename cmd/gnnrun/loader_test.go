@@ -138,7 +138,7 @@ func TestLoaderBadInputUnderMPI(t *testing.T) {
 		{"gather depth", []string{"--gather-depth", "-1"}, "--gather-depth -1: must be at least 1"},
 		{"device depth", []string{"--device-depth", "0"}, "--device-depth 0: must be at least 1"},
 		{"workers past depth", []string{"--sample-workers", "4", "--sample-depth", "2"}, "sample depth 2 below the 4 sample workers"},
-		{"no GPU", []string{"--device", "cuda"}, "CUDA backend"},
+		{"no GPU", []string{"--device", "cuda"}, "use --device host"},
 		{"unknown device", []string{"--device", "tpu"}, `device "tpu" is not host, cuda or auto`},
 		{"missing features", []string{"--feat", "nosuch"}, `node array "nosuch"`},
 		{"cache mode", []string{"--cache", "lru"}, `cache "lru" is not reuse or none`},
