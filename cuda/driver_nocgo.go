@@ -10,3 +10,9 @@ import "fmt"
 func Probe(int) (GPUInfo, error) {
 	return GPUInfo{}, fmt.Errorf("cuda: this gnnrun is built without cgo (CGO_ENABLED=0), which cannot load the NVIDIA driver; build with CGO_ENABLED=1 (%w)", ErrNoGPU)
 }
+
+// openCUDA says why this build has no CUDA backend.
+func openCUDA(ordinal int, _ openOptions) (Device, error) {
+	_, err := Probe(ordinal)
+	return nil, fmt.Errorf("%w; use --device host", err)
+}
