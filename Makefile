@@ -12,7 +12,7 @@ MPIRUN := mpirun $(MPIRUN_FLAGS)
 PYTHON ?= /usr/bin/python3
 export OMPI_MCA_btl ?= self,vader,tcp
 
-.PHONY: all deps build build-nompi test unit test-launchers demo bench bench-alltoall bench-pack bench-ingest bench-partition bench-dispatch bench-sample bench-loader bench-train bench-accuracy lint clean
+.PHONY: all deps build build-nompi build-nompi-cuda test unit test-launchers demo bench bench-alltoall bench-pack bench-ingest bench-partition bench-dispatch bench-sample bench-loader bench-train bench-accuracy lint clean
 
 all: build
 
@@ -41,6 +41,12 @@ build: deps
 # refuses to start as one of several ranks under mpirun or srun.
 build-nompi:
 	CGO_ENABLED=0 $(GO) build -tags nompi -o bin/gnnrun-nompi ./cmd/gnnrun
+
+# build-nompi-cuda builds gnnrun without MPI but with cgo, so that it can
+# load the NVIDIA driver at run time: for GPU machines without an MPI
+# library (it links only the C library, glibc 2.34 or later).
+build-nompi-cuda:
+	CGO_ENABLED=1 $(GO) build -tags nompi -o bin/gnnrun-nompi-cuda ./cmd/gnnrun
 
 # test runs the unit tests, then the integration tests that run the built
 # binary under mpirun at 1, 2 and 4 ranks (and the build without MPI against
