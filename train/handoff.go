@@ -96,6 +96,9 @@ type handoff struct {
 	free  chan int // slots the trainer is done with
 	bufs  bufferIDs
 	stats Stats
+	// The feature rows' type and shape (the loader's).
+	rowType  graph.DType
+	rowShape []int64
 }
 
 // slot is shared memory the non-feature arrays of one batch at a time are
@@ -113,6 +116,7 @@ func newHandoff(l *prefetch.Loader, o Options) (*handoff, error) {
 	// The trainer holds at most every device buffer's batch: one slot each.
 	n := l.DeviceBuffers()
 	h := &handoff{l: l, o: o, meta: meta, free: make(chan int, n), bufs: bufferIDs{ids: map[cuda.Buffer]int{}, device: map[int]cuda.Buffer{}}}
+	h.rowType, h.rowShape = l.FeatureRow()
 	for i := range n {
 		h.slots = append(h.slots, &slot{})
 		h.free <- i

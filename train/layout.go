@@ -127,7 +127,7 @@ func (h *handoff) layout(k int, b *prefetch.Batch) (*batchMsg, []int, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	dt, row := h.l.FeatureRow()
+	dt, row := h.rowType, h.rowShape
 	msg := &batchMsg{Type: "batch", Slot: k, Kind: b.Kind, Epoch: b.Epoch, Number: b.Number, EndOfEpoch: b.EndOfEpoch,
 		X: arrayRef{Buf: xid, DType: dt.Descr(), Shape: append([]int64{int64(b.Rows)}, row...)}, Blocks: blocks, Arrays: refs}
 	var fds []int
@@ -175,7 +175,7 @@ func (h *handoff) writeSlot(k int, arrays []Array) (map[string]arrayRef, error) 
 
 // hello is the trainer's first message.
 func (h *handoff) hello() error {
-	dt, row := h.l.FeatureRow()
+	dt, row := h.rowType, h.rowShape
 	msg := map[string]any{"type": "hello", "protocol": Protocol, "feature_dtype": dt.Descr(), "feature_shape": row}
 	for k, v := range h.o.Hello {
 		msg[k] = v

@@ -38,7 +38,7 @@ func main() {
 	flag.IntVar(&o.parts, "parts", 4, "partitions K")
 	flag.StringVar(&o.fanouts, "fanouts", "15,10,5", "fanouts, the hop nearest the seeds first")
 	flag.IntVar(&o.batch, "batch-size", 1024, "seeds per batch")
-	flag.IntVar(&o.perEpoch, "batches-per-epoch", 16, "batches each rank runs per epoch (2 epochs a run)")
+	flag.IntVar(&o.perEpoch, "batches-per-epoch", 32, "batches each rank runs per epoch (2 epochs a run)")
 	flag.IntVar(&o.alone, "stages-alone", 4, "batches each stage runs alone")
 	flag.StringVar(&o.dir, "dir", "bench/results/tmp/loader", "work directory for graphs and partitions")
 	flag.StringVar(&o.out, "out", "bench/results/loader", "results prefix (.json, .md, .svg)")

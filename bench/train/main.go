@@ -44,7 +44,7 @@ func main() {
 	np := flag.Int("np", 2, "ranks")
 	fanouts := flag.String("fanouts", "15,10,5", "fanouts")
 	batch := flag.Int("batch-size", 1024, "seeds per batch")
-	perEpoch := flag.Int("batches-per-epoch", 8, "batches per rank per epoch (2 epochs)")
+	perEpoch := flag.Int("batches-per-epoch", 32, "batches per rank per epoch (2 epochs)")
 	dir := flag.String("dir", "bench/results/tmp/loader", "work directory (graphs shared with bench/loader)")
 	out := flag.String("out", "bench/results/train", "results prefix (.json, .md)")
 	python := flag.String("python", "/usr/bin/python3", "the trainers' Python")
