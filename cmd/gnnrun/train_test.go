@@ -164,12 +164,21 @@ func TestTrainBatchesAreSamplersUnderMPI(t *testing.T) {
 				continue
 			}
 			args := append(append([]string{"train", parts}, common...), "--transport", tr, "--ids", "--eval", "none", "--", pythonBin, trainerScript(t), "hash")
-			r := runGnnrun(t, np, 5*time.Minute, nil, args...)
+			out := t.TempDir()
+			r := runGnnrun(t, np, 5*time.Minute, []string{"OUT_DIR=" + out}, args...)
 			if r.err != nil {
 				t.Fatalf("%s P=%d: %v", tr, np, r)
 			}
+			var lines []string
+			for rk := range np {
+				blob, err := os.ReadFile(filepath.Join(out, fmt.Sprintf("%d.jsonl", rk)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				lines = append(lines, strings.Split(strings.TrimSpace(string(blob)), "\n")...)
+			}
 			got := 0
-			sc := bufio.NewScanner(strings.NewReader(r.stdout))
+			sc := bufio.NewScanner(strings.NewReader(strings.Join(lines, "\n")))
 			for sc.Scan() {
 				var b struct {
 					Kind          string
