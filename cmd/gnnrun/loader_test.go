@@ -129,30 +129,16 @@ func TestLoaderStopsEarlyUnderMPI(t *testing.T) {
 func TestLoaderBadInputUnderMPI(t *testing.T) {
 	needMPIRun(t)
 	parts := sampleDir(t, false)
-	for _, c := range []struct {
-		name string
-		args []string
-		want string
-	}{
-		{"sample depth", []string{"--sample-depth", "0"}, "--sample-depth 0: must be at least 1"},
-		{"gather depth", []string{"--gather-depth", "-1"}, "--gather-depth -1: must be at least 1"},
-		{"device depth", []string{"--device-depth", "0"}, "--device-depth 0: must be at least 1"},
-		{"workers past depth", []string{"--sample-workers", "4", "--sample-depth", "2"}, "sample depth 2 below the 4 sample workers"},
-		{"no GPU", []string{"--device", "cuda"}, "use --device host"},
-		{"unknown device", []string{"--device", "tpu"}, `device "tpu" is not host, cuda or auto`},
-		{"missing features", []string{"--feat", "nosuch"}, `node array "nosuch"`},
-		{"cache mode", []string{"--cache", "lru"}, `cache "lru" is not reuse or none`},
-		{"compute", []string{"--compute-ms", "-1"}, "--compute-ms -1"},
-		{"hot cache", []string{"--hot-cache", "-5"}, "--hot-cache -5"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			r := runGnnrun(t, 2, time.Minute, nil, append([]string{"loader", parts, "--fanouts", "4,3", "--batch-size", "8"}, c.args...)...)
-			if r.err == nil || !strings.Contains(r.stderr, c.want) {
-				t.Fatalf("want a failure saying %q, got %v", c.want, r)
-			}
-			if r.elapsed > 30*time.Second {
-				t.Errorf("took %v to fail", r.elapsed)
-			}
-		})
-	}
+	checkFailures(t, []string{"loader", parts, "--fanouts", "4,3", "--batch-size", "8"}, []badInput{
+		{name: "sample depth", args: []string{"--sample-depth", "0"}, want: "--sample-depth 0: must be at least 1"},
+		{name: "gather depth", args: []string{"--gather-depth", "-1"}, want: "--gather-depth -1: must be at least 1"},
+		{name: "device depth", args: []string{"--device-depth", "0"}, want: "--device-depth 0: must be at least 1"},
+		{name: "workers past depth", args: []string{"--sample-workers", "4", "--sample-depth", "2"}, want: "sample depth 2 below the 4 sample workers"},
+		{name: "no GPU", args: []string{"--device", "cuda"}, want: "use --device host"},
+		{name: "unknown device", args: []string{"--device", "tpu"}, want: `device "tpu" is not host, cuda or auto`},
+		{name: "missing features", args: []string{"--feat", "nosuch"}, want: `node array "nosuch"`},
+		{name: "cache mode", args: []string{"--cache", "lru"}, want: `cache "lru" is not reuse or none`},
+		{name: "compute", args: []string{"--compute-ms", "-1"}, want: "--compute-ms -1"},
+		{name: "hot cache", args: []string{"--hot-cache", "-5"}, want: "--hot-cache -5"},
+	})
 }

@@ -127,3 +127,33 @@ func mustRun(t *testing.T, np int, args ...string) result {
 	}
 	return r
 }
+
+// badInput is a command line that must fail, on np ranks (default 2),
+// with stderr saying want.
+type badInput struct {
+	name string
+	np   int
+	args []string
+	want string
+}
+
+// checkFailures runs every case after the common args: each must fail
+// within 30 s saying its reason.
+func checkFailures(t *testing.T, common []string, cases []badInput) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			np := c.np
+			if np == 0 {
+				np = 2
+			}
+			r := runGnnrun(t, np, time.Minute, nil, append(append([]string{}, common...), c.args...)...)
+			if r.err == nil || !strings.Contains(r.stderr, c.want) {
+				t.Fatalf("want a failure saying %q, got %v", c.want, r)
+			}
+			if r.elapsed > 30*time.Second {
+				t.Errorf("took %v to fail", r.elapsed)
+			}
+		})
+	}
+}

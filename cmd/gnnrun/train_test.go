@@ -350,22 +350,11 @@ func TestTrainStopsEarlyUnderMPI(t *testing.T) {
 func TestTrainBadInputUnderMPI(t *testing.T) {
 	needMPIRun(t)
 	parts := sampleDir(t, false)
-	for _, c := range []struct {
-		name string
-		args []string
-		want string
-	}{
-		{"no command", []string{"train", parts}, "then -- and the trainer's command"},
-		{"no dash", []string{"train", parts, "python3"}, "then -- and the trainer's command"},
-		{"not found", []string{"train", parts, "--batch-size", "8", "--", "/nonexistent/trainer"}, `trainer "/nonexistent/trainer"`},
-		{"eval mask", []string{"train", parts, "--batch-size", "8", "--eval", "nosuch_mask", "--", "true"}, "--eval nosuch_mask"},
-		{"eval every", []string{"train", parts, "--eval-every", "0", "--", "true"}, "--eval-every 0"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			r := runGnnrun(t, 2, time.Minute, nil, c.args...)
-			if r.err == nil || !strings.Contains(r.stderr, c.want) {
-				t.Fatalf("want a failure saying %q, got %v", c.want, r)
-			}
-		})
-	}
+	checkFailures(t, nil, []badInput{
+		{name: "no command", args: []string{"train", parts}, want: "then -- and the trainer's command"},
+		{name: "no dash", args: []string{"train", parts, "python3"}, want: "then -- and the trainer's command"},
+		{name: "not found", args: []string{"train", parts, "--batch-size", "8", "--", "/nonexistent/trainer"}, want: `trainer "/nonexistent/trainer"`},
+		{name: "eval mask", args: []string{"train", parts, "--batch-size", "8", "--eval", "nosuch_mask", "--", "true"}, want: "--eval nosuch_mask"},
+		{name: "eval every", args: []string{"train", parts, "--eval-every", "0", "--", "true"}, want: "--eval-every 0"},
+	})
 }
