@@ -97,19 +97,11 @@ func (d *deviceBuffer) apply(s cuda.Stream, up *Update, host []byte, rb int, hot
 func (l *Loader) device(in chan *gatheredBatch) {
 	defer close(l.out)
 	for {
-		t0 := time.Now()
-		var g *gatheredBatch
-		var ok bool
-		select {
-		case g, ok = <-in:
-		case <-l.ctx.Done():
-			return
-		}
-		l.stats.waited(stageDevice, time.Since(t0), len(in), cap(in))
+		g, ok := receive(l, stageDevice, in)
 		if !ok {
 			return
 		}
-		select {
+		select { // the trainer released this buffer's previous batch
 		case <-l.free[g.dev]:
 		case <-l.ctx.Done():
 			return
@@ -121,9 +113,7 @@ func (l *Loader) device(in chan *gatheredBatch) {
 			l.fail(err)
 			return
 		}
-		select {
-		case l.out <- b:
-		case <-l.ctx.Done():
+		if !send(l, l.out, b) {
 			return
 		}
 	}

@@ -33,16 +33,7 @@ func (l *Loader) gather(from []chan sampled, out chan *gatheredBatch) {
 	cls := newClassifier()
 	pred := make([]Slots, len(l.devs))
 	for seq := int64(0); ; seq++ {
-		ch := from[seq%int64(len(from))]
-		t0 := time.Now()
-		var s sampled
-		var ok bool
-		select {
-		case s, ok = <-ch:
-		case <-l.ctx.Done():
-			return
-		}
-		l.stats.waited(stageGather, time.Since(t0), len(ch), cap(ch))
+		s, ok := receive(l, stageGather, from[seq%int64(len(from))])
 		if !ok {
 			return
 		}
@@ -53,9 +44,7 @@ func (l *Loader) gather(from []chan sampled, out chan *gatheredBatch) {
 			l.fail(err)
 			return
 		}
-		select {
-		case out <- g:
-		case <-l.ctx.Done():
+		if !send(l, out, g) {
 			return
 		}
 	}

@@ -140,15 +140,7 @@ func (l *Loader) allStopped() (bool, error) {
 func (l *Loader) sampleWorker(w int, in chan item, out chan sampled) {
 	defer close(out)
 	for {
-		t0 := time.Now()
-		var it item
-		var ok bool
-		select {
-		case it, ok = <-in:
-		case <-l.ctx.Done():
-			return
-		}
-		l.stats.waited(stageSample, time.Since(t0), len(in), cap(in))
+		it, ok := receive(l, stageSample, in)
 		if !ok {
 			return
 		}
@@ -163,10 +155,32 @@ func (l *Loader) sampleWorker(w int, in chan item, out chan sampled) {
 			l.fail(fmt.Errorf("prefetch: sampling batch %d of epoch %d: %w", it.task.Number, it.task.Epoch, err))
 			return
 		}
-		select {
-		case out <- sampled{it, b}:
-		case <-l.ctx.Done():
+		if !send(l, out, sampled{it, b}) {
 			return
 		}
+	}
+}
+
+// receive takes a stage's next item from in, recording how full in was;
+// false once in is closed or the pipeline stopped.
+func receive[T any](l *Loader, stage int, in chan T) (T, bool) {
+	var v T
+	var ok bool
+	select {
+	case v, ok = <-in:
+	case <-l.ctx.Done():
+		return v, false
+	}
+	l.stats.queued(stage, len(in), cap(in))
+	return v, ok
+}
+
+// send hands v to the next stage; false if the pipeline stopped first.
+func send[T any](l *Loader, out chan T, v T) bool {
+	select {
+	case out <- v:
+		return true
+	case <-l.ctx.Done():
+		return false
 	}
 }

@@ -74,8 +74,8 @@ func (r *statsRecorder) busy(stage int, d time.Duration) {
 	r.mu.Unlock()
 }
 
-// waited records a stage taking an item from a queue holding n of cap.
-func (r *statsRecorder) waited(stage int, _ time.Duration, n, capacity int) {
+// queued records a stage taking an item from a queue holding n of cap.
+func (r *statsRecorder) queued(stage int, n, capacity int) {
 	r.mu.Lock()
 	r.s.Stages[stage].Items++
 	if capacity > 0 {
