@@ -3,6 +3,8 @@ package prefetch
 import (
 	"fmt"
 	"time"
+
+	"gnnrun/shard"
 )
 
 // gatheredBatch is a batch with its device update planned and the rows
@@ -87,38 +89,50 @@ func (l *Loader) gatherOne(cls *classifier, pred []Slots, s sampled) (*gatheredB
 	return &gatheredBatch{sampled: s, up: up, host: host, dev: dev, src0: src0}, nil
 }
 
-// pullRows pulls the feature rows of nodes[fetch[k]] into rows at k, one
-// pull per node type with features (every one, with or without IDs: the
-// alltoall pulls are collective).
+// pullRows pulls the feature rows of nodes[fetch[k]] into rows at k and
+// counts where they were found.
 func (l *Loader) pullRows(nodes []int64, fetch []int32, rows []byte) error {
-	rb := int64(l.rowBytes)
-	book := l.served.Book
-	ids := make([][]int64, len(l.stores))
-	at := make([][]int, len(l.stores))
+	ids := make([]int64, len(fetch))
 	for k, i := range fetch {
-		v := nodes[i]
-		t := book.NodeType(v)
-		if l.stores[t] == nil {
-			return fmt.Errorf("prefetch: input node %d is of type %s, which has no node array %q", v, l.served.Config.NodeTypes[t], l.o.Feature)
-		}
-		ids[t], at[t] = append(ids[t], v), append(at[t], k)
+		ids[k] = nodes[i]
 	}
-	for t, st := range l.stores {
+	local, remote, err := pullTyped(l.served, l.stores, l.o.Feature, ids, rows, l.rowBytes)
+	l.stats.pulled(local, remote)
+	return err
+}
+
+// pullTyped pulls the feature row of every node of ids into rows (row k
+// for ids[k], rows of rowBytes) from the stores, one per node type, and
+// returns how many rows were local and remote. It pulls once per store,
+// with or without IDs of its type: the alltoall pulls are collective.
+func pullTyped(s *shard.Served, stores []*shard.Store, feature string, ids []int64, rows []byte, rowBytes int) (int64, int64, error) {
+	rb := int64(rowBytes)
+	byType := make([][]int64, len(stores))
+	at := make([][]int, len(stores))
+	for k, v := range ids {
+		t := s.Book.NodeType(v)
+		if stores[t] == nil {
+			return 0, 0, fmt.Errorf("prefetch: input node %d is of type %s, which has no node array %q", v, s.Config.NodeTypes[t], feature)
+		}
+		byType[t], at[t] = append(byType[t], v), append(at[t], k)
+	}
+	var local, remote int64
+	for t, st := range stores {
 		if st == nil {
 			continue
 		}
 		before := st.Stats()
-		got, err := st.Pull(ids[t])
+		got, err := st.Pull(byType[t])
 		if err != nil {
-			return err
+			return 0, 0, err
 		}
 		after := st.Stats()
-		l.stats.pulled(after.LocalRows-before.LocalRows, after.RemoteRows-before.RemoteRows)
+		local, remote = local+after.LocalRows-before.LocalRows, remote+after.RemoteRows-before.RemoteRows
 		for n, k := range at[t] {
 			copy(rows[int64(k)*rb:int64(k+1)*rb], got[int64(n)*rb:int64(n+1)*rb])
 		}
 	}
-	return nil
+	return local, remote, nil
 }
 
 // getHostBuffer returns a buffer of n bytes, reusing a pooled one when it

@@ -44,25 +44,8 @@ func newHotCache(c *collective.Comm, s *shard.Served, stores []*shard.Store, row
 	}
 	h := &hotCache{rows: make(map[int64]int32, len(ids))}
 	rows := make([]byte, int64(len(ids))*int64(rowBytes))
-	book := s.Book
-	for t, store := range stores {
-		if store == nil {
-			continue
-		}
-		var mine []int64
-		var at []int
-		for i, v := range ids {
-			if book.NodeType(v) == t {
-				mine, at = append(mine, v), append(at, i)
-			}
-		}
-		got, err := store.Pull(mine)
-		if err != nil {
-			return nil, err
-		}
-		for k, i := range at {
-			copy(rows[i*rowBytes:(i+1)*rowBytes], got[k*rowBytes:(k+1)*rowBytes])
-		}
+	if _, _, err := pullTyped(s, stores, "", ids, rows, rowBytes); err != nil {
+		return nil, err
 	}
 	for i, v := range ids {
 		h.rows[v] = int32(i)

@@ -17,8 +17,8 @@ func (l *Loader) Verify(b *Batch) error {
 	}
 	nodes := b.Blocks[0].Nodes
 	rb := int64(b.RowBytes)
-	want, err := pullAll(l, nodes)
-	if err != nil {
+	want := make([]byte, int64(len(nodes))*rb)
+	if _, _, err := pullTyped(l.served, l.verify, l.o.Feature, nodes, want, b.RowBytes); err != nil {
 		return err
 	}
 	got := make([]byte, int64(b.Rows)*rb)
@@ -44,30 +44,4 @@ func (l *Loader) Verify(b *Batch) error {
 		}
 	}
 	return nil
-}
-
-// pullAll pulls the rows of every node, per node type, in order.
-func pullAll(l *Loader, nodes []int64) ([]byte, error) {
-	rb := int64(l.rowBytes)
-	out := make([]byte, int64(len(nodes))*rb)
-	book := l.served.Book
-	ids := make([][]int64, len(l.verify))
-	at := make([][]int, len(l.verify))
-	for i, v := range nodes {
-		t := book.NodeType(v)
-		ids[t], at[t] = append(ids[t], v), append(at[t], i)
-	}
-	for t, st := range l.verify {
-		if st == nil {
-			continue
-		}
-		got, err := st.Pull(ids[t])
-		if err != nil {
-			return nil, err
-		}
-		for n, i := range at[t] {
-			copy(out[int64(i)*rb:], got[int64(n)*rb:int64(n+1)*rb])
-		}
-	}
-	return out, nil
 }
