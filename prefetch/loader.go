@@ -335,16 +335,11 @@ func openStores(c *collective.Comm, s *shard.Served, name string, t shard.Transp
 	var first *graph.Tensor
 	var err error
 	for ti, nt := range s.Config.NodeTypes {
-		has := int64(1)
-		for _, p := range s.Parts {
-			if p.NodeFeat(nt, name) == nil {
-				has = 0
-			}
+		has, herr := s.HasNodeArray(c, nt, name)
+		if herr != nil {
+			return nil, herr
 		}
-		if has, err = collective.Min(c, has); err != nil {
-			return nil, err
-		}
-		if has == 0 {
+		if !has {
 			continue
 		}
 		if stores[ti], err = shard.NewStore(c, s, nt, name, t); err != nil {

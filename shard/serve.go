@@ -120,6 +120,19 @@ func (s *Served) Slot(q int) int {
 // windows cover every rank's partitions of one array.
 func (s *Served) Slots() int { return s.slots }
 
+// HasNodeArray reports whether every partition every rank serves has the
+// node array name of node type ntype. It is collective.
+func (s *Served) HasNodeArray(c *collective.Comm, ntype, name string) (bool, error) {
+	has := int64(1)
+	for _, p := range s.Parts {
+		if p.NodeFeat(ntype, name) == nil {
+			has = 0
+		}
+	}
+	all, err := collective.Min(c, has)
+	return all == 1, err
+}
+
 // Close releases the partitions' memory maps.
 func (s *Served) Close() error {
 	var first error

@@ -175,13 +175,8 @@ func (f *batchFlags) split(c *collective.Comm, s *shard.Served, o *sampler.Optio
 		return pl, err
 	}
 	// Labels come when every rank's partitions have the array.
-	has := int64(1)
-	for _, p := range s.Parts {
-		if p.NodeFeat(ntype, f.label) == nil {
-			has = 0
-		}
-	}
-	if has, err = collective.Min(c, has); has == 1 {
+	has, err := s.HasNodeArray(c, ntype, f.label)
+	if has {
 		o.Labels = sampler.LabelSpec{NType: ntype, Name: f.label}
 	}
 	return pl, err

@@ -214,7 +214,14 @@ func (t *trainRun) evalSets(so sampler.Options) ([]prefetch.EvalSet, error) {
 	case "auto":
 		masks = nil
 		for _, m := range []string{"val_mask", "test_mask"} {
-			if f.task == "node" && t.hasNodeArray(m) {
+			if f.task != "node" {
+				continue // edge masks are named, never guessed
+			}
+			has, err := s.HasNodeArray(c, t.ntype(), m)
+			if err != nil {
+				return nil, err
+			}
+			if has {
 				masks = append(masks, m)
 			}
 		}
@@ -269,17 +276,6 @@ func (t *trainRun) ntype() string {
 		return t.f.ntype
 	}
 	return t.served.Config.NodeTypes[0]
-}
-
-// hasNodeArray reports whether every served partition has the node array
-// for the seed type.
-func (t *trainRun) hasNodeArray(name string) bool {
-	for _, p := range t.served.Parts {
-		if p.NodeFeat(t.ntype(), name) == nil {
-			return false
-		}
-	}
-	return len(t.served.Parts) > 0
 }
 
 // classes returns the number of classes of integer labels (the largest
