@@ -39,7 +39,7 @@ const floydBitmapFrom = 64
 // fanout < 0 or, without replacement, when there are no more candidates),
 // with or without replacement, uniformly or, when w is not nil, with
 // probability proportional to w[position] (positions of weight 0 are
-// never drawn).
+// never drawn: none at all when no candidate weighs more than 0).
 func choose[D drawer](c *chooser, d D, n int64, fanout int, replace bool, w []float64, skip []int64, out []int64) []int64 {
 	if w != nil {
 		return chooseWeighted(c, d, n, fanout, replace, w, skip, out)

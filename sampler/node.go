@@ -1,9 +1,6 @@
 package sampler
 
-import (
-	"fmt"
-	"slices"
-)
+import "slices"
 
 // Exclusion removes in-edges of node Dst of edge type EType from every
 // draw of a batch: the edge with ID EID, or, when EID < 0, every edge from
@@ -63,15 +60,12 @@ type nodeDraws struct {
 }
 
 // plan returns the CSC positions drawn for node at layer under key, and
-// the edge type of each, none of those excl names. It fails when the draws
-// are weighted and all the node's in-edges to draw weigh 0.
-func (d *nodeDraws) plan(e inEdges, node int64, key Key, layer int, excl []Exclusion) ([]int64, []int16, error) {
+// the edge type of each, none of those excl names. Weighted, a node with
+// no in-edge of positive weight left after excl draws nothing, as DGL's
+// sample_neighbors does: an edge mask as --prob keeps held-out edges out
+// of every neighbourhood, a node's whole neighbourhood if need be.
+func (d *nodeDraws) plan(e inEdges, node int64, key Key, layer int, excl []Exclusion) ([]int64, []int16) {
 	d.pos, d.types = d.pos[:0], d.types[:0]
-	if d.weighted {
-		if err := d.checkSomeWeight(e, node, layer); err != nil {
-			return nil, nil, err
-		}
-	}
 	for t, f := range d.fanouts[layer] {
 		if f == 0 {
 			continue
@@ -96,32 +90,7 @@ func (d *nodeDraws) plan(e inEdges, node int64, key Key, layer int, excl []Exclu
 			d.types = append(d.types, int16(t))
 		}
 	}
-	return d.pos, d.types, nil
-}
-
-// checkSomeWeight fails when node has in-edges to draw at layer and all of
-// them weigh 0: nothing can be drawn in proportion to the weights.
-func (d *nodeDraws) checkSomeWeight(e inEdges, node int64, layer int) error {
-	edges := int64(0)
-	for t, f := range d.fanouts[layer] {
-		if f == 0 {
-			continue
-		}
-		a, b := e.rangeOf(t)
-		if a == b {
-			continue
-		}
-		for _, w := range e.weights(t, &d.wbuf) {
-			if w > 0 {
-				return nil
-			}
-		}
-		edges += b - a
-	}
-	if edges == 0 {
-		return nil
-	}
-	return fmt.Errorf("sampler: node %d has %d in-edges to sample and all of them weigh 0 in the --prob array", node, edges)
+	return d.pos, d.types
 }
 
 // excludedPositions appends to skip the positions, relative to the start
@@ -151,12 +120,9 @@ func excludedPositions(e inEdges, t int, excl []Exclusion, skip []int64) []int64
 
 // draw appends to out the in-edges drawn for inner node local of v (global
 // ID node) at layer under key, none of those excl names.
-func (d *nodeDraws) draw(v *view, local, node int64, key Key, layer int, excl []Exclusion, out *edgeList) error {
-	pos, types, err := d.positions(v, local, node, key, layer, excl, d.drawPos[:0], d.drawTypes[:0])
+func (d *nodeDraws) draw(v *view, local, node int64, key Key, layer int, excl []Exclusion, out *edgeList) {
+	pos, types := d.positions(v, local, node, key, layer, excl, d.drawPos[:0], d.drawTypes[:0])
 	d.drawPos, d.drawTypes = pos, types
-	if err != nil {
-		return err
-	}
 	for k, q := range pos {
 		out.src = append(out.src, v.src(q))
 		out.eid = append(out.eid, v.p.EdgeIDs[q])
@@ -165,19 +131,15 @@ func (d *nodeDraws) draw(v *view, local, node int64, key Key, layer int, excl []
 			out.orig = append(out.orig, v.p.OrigEIDs[q])
 		}
 	}
-	return nil
 }
 
 // positions appends to pos the CSC positions drawn for inner node local of
 // v (global ID node) at layer under key, none of those excl names, and
 // their edge types to types.
-func (d *nodeDraws) positions(v *view, local, node int64, key Key, layer int, excl []Exclusion, pos []int64, types []int16) ([]int64, []int16, error) {
+func (d *nodeDraws) positions(v *view, local, node int64, key Key, layer int, excl []Exclusion, pos []int64, types []int16) ([]int64, []int16) {
 	if d.weighted || len(excl) > 0 {
-		p, t, err := d.plan(localNode{v, local}, node, key, layer, excl)
-		if err != nil {
-			return pos, types, fmt.Errorf("%w (partition %d, input node %d)", err, v.p.ID, v.p.OrigNIDs[local])
-		}
-		return append(pos, p...), append(types, t...), nil
+		p, t := d.plan(localNode{v, local}, node, key, layer, excl)
+		return append(pos, p...), append(types, t...)
 	}
 	// Uniform draws of a node no exclusion names, plan's choices made
 	// straight on the view (no interface calls, nothing to skip): most of
@@ -207,7 +169,7 @@ func (d *nodeDraws) positions(v *view, local, node int64, key Key, layer int, ex
 			types = append(types, int16(t))
 		}
 	}
-	return pos, types, nil
+	return pos, types
 }
 
 // localNode is an inner node of a served partition, as inEdges.

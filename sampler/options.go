@@ -24,7 +24,8 @@ type Options struct {
 	Replace bool
 	// Prob names an edge array of every sampled edge type: in-edges are
 	// drawn with probability proportional to it (it must be finite and
-	// non-negative; edges of weight 0 are never drawn). Empty: uniform.
+	// non-negative; edges of weight 0 are never drawn, and a node with no
+	// in-edge of positive weight draws none). Empty: uniform.
 	Prob string
 	// Transport is how frontier nodes whose in-edges live on other ranks
 	// are sampled: by an all-to-all exchange with their owners, or by

@@ -163,10 +163,7 @@ func (r *rmaDraws) draw(epoch int, batch int64, layer int, nodes []int64, parts 
 		if n == nil {
 			n = &rmaNode{ptr: r.ptr[i*(r.stride+1) : (i+1)*(r.stride+1)]}
 		}
-		pos, types, err := sm.draws.plan(n, v, key, layer, local[i])
-		if err != nil {
-			return nil, fmt.Errorf("%w (partition %d, read by RMA)", err, parts[i])
-		}
+		pos, types := sm.draws.plan(n, v, key, layer, local[i])
 		for k, q := range pos {
 			at = append(at, drawn{node: i, part: parts[i], pos: q, etype: types[k]})
 		}

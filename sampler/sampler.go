@@ -250,10 +250,7 @@ func (s *Sampler) localPositions(key Key, layer int, frontier []int64) error {
 		}
 		start := len(s.lpos)
 		s.localAt[i] = int32(start)
-		var err error
-		if s.lpos, s.ltype, err = s.draws.positions(vw, v-vw.p.Lo, v, key, layer, s.excl[v], s.lpos, s.ltype); err != nil {
-			return err
-		}
+		s.lpos, s.ltype = s.draws.positions(vw, v-vw.p.Lo, v, key, layer, s.excl[v], s.lpos, s.ltype)
 		for range len(s.lpos) - start {
 			s.lpart = append(s.lpart, int16(part))
 		}

@@ -119,7 +119,6 @@ func TestSampleBadInputUnderMPI(t *testing.T) {
 		{"missing prob", 2, []string{"sample", parts, "--prob", "nosuch", "--batch-size", "8"}, "no edge array"},
 		{"negative weight", 2, []string{"sample", weighted["negative"], "--prob", "weight", "--mask", "", "--batch-size", "2"}, "has weight -1"},
 		{"nan weight", 2, []string{"sample", weighted["nan"], "--prob", "weight", "--mask", "", "--batch-size", "2"}, "has weight NaN"},
-		{"all zero", 2, []string{"sample", weighted["zero"], "--prob", "weight", "--mask", "", "--fanouts", "2", "--batch-size", "2"}, "all of them weigh 0"},
 		{"no edges to train on", 2, []string{"sample", weighted["zero"], "--task", "link", "--edge-mask", "weight"}, "nothing to train on"},
 		{"link without reverse type", 2, []string{"sample", sampleDir(t, true), "--task", "link", "--etype", "buys", "--exclude", "reverse", "--batch-size", "8"}, "name its reverse type"},
 	})

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -63,8 +64,9 @@ type Graph struct {
 	Orig    map[int64]int64
 	NewEdge map[[2]int64]int64
 	// Weight[t][id] is edge array "w": a quarter of the edges weigh 0, but
-	// never all of a node's in-edges.
-	Weight [][]float32
+	// never all of a node's in-edges. Weight0 is edge array "w0": "w" but
+	// with every in-edge of the input nodes h = 1 mod 4 weighing 0.
+	Weight, Weight0 [][]float32
 	// Train and Label of every input node of type 0; Feat the feature row
 	// of every input node (homogeneous ID).
 	Train   map[int64]bool
@@ -178,9 +180,10 @@ func (g *Graph) readInput(tb testing.TB) {
 	})
 }
 
-// addWeights adds edge array "w" to every edge type: for each destination
-// its first in-edge weighs 1 + id%3, the others (id*7)%4 / 2 — a quarter
-// of them 0, but never all of a node's.
+// addWeights adds edge arrays "w" and "w0" to every edge type. In "w",
+// for each destination its first in-edge weighs 1 + id%3, the others
+// (id*7)%4 / 2 — a quarter of them 0, but never all of a node's; "w0" is
+// "w" with all in-edges of the nodes ZeroIn names weighing 0.
 func (g *Graph) addWeights(tb testing.TB) {
 	mdPath := filepath.Join(g.GraphDir, "metadata.json")
 	raw, err := os.ReadFile(mdPath)
@@ -193,6 +196,7 @@ func (g *Graph) addWeights(tb testing.TB) {
 	}
 	ed := map[string]any{}
 	g.Weight = make([][]float32, len(g.Meta.EdgeTypes))
+	g.Weight0 = make([][]float32, len(g.Meta.EdgeTypes))
 	for et, ty := range g.Meta.EdgeTypes {
 		w := make([]float32, g.Meta.NumEdges[et])
 		for id := range w {
@@ -201,12 +205,24 @@ func (g *Graph) addWeights(tb testing.TB) {
 		for _, ids := range g.In[et] {
 			w[ids[0]] = float32(1 + ids[0]%3)
 		}
-		g.Weight[et] = w
-		name := fmt.Sprintf("w-%d.npy", et)
-		if err := graphio.WriteNpySlice(filepath.Join(g.GraphDir, name), w, int64(len(w))); err != nil {
-			tb.Fatal(err)
+		w0 := slices.Clone(w)
+		for dst, ids := range g.In[et] {
+			if ZeroIn(dst) {
+				for _, id := range ids {
+					w0[id] = 0
+				}
+			}
 		}
-		ed[ty.String()] = map[string]any{"w": map[string]any{"format": map[string]any{"name": "numpy"}, "data": []string{name}}}
+		g.Weight[et], g.Weight0[et] = w, w0
+		arrays := map[string]any{}
+		for name, a := range map[string][]float32{"w": w, "w0": w0} {
+			file := fmt.Sprintf("%s-%d.npy", name, et)
+			if err := graphio.WriteNpySlice(filepath.Join(g.GraphDir, file), a, int64(len(a))); err != nil {
+				tb.Fatal(err)
+			}
+			arrays[name] = map[string]any{"format": map[string]any{"name": "numpy"}, "data": []string{file}}
+		}
+		ed[ty.String()] = arrays
 	}
 	md["edge_data"] = ed
 	out, _ := json.MarshalIndent(md, "", "  ")
@@ -214,6 +230,10 @@ func (g *Graph) addWeights(tb testing.TB) {
 		tb.Fatal(err)
 	}
 }
+
+// ZeroIn reports whether every in-edge of input node h (homogeneous ID)
+// weighs 0 in edge array "w0".
+func ZeroIn(h int64) bool { return h%4 == 1 }
 
 // readNewIDs maps every new node ID to its homogeneous input ID, and every
 // input edge to its new ID, from the partition files.
