@@ -93,3 +93,55 @@ func verifyChecksums(cfgPath string, p int, files PartFiles, bad func(format str
 	}
 	return true
 }
+
+// crc32cCombine returns the CRC-32C of a followed by b from the CRC-32C
+// of each and b's length, so that pieces of one file can be summed side by
+// side (zlib's crc32_combine: appending n zero bits is a linear map over
+// GF(2), applied by repeated squaring in O(log n) 32x32 products).
+func crc32cCombine(a, b uint32, lenB int64) uint32 {
+	if lenB <= 0 {
+		return a
+	}
+	var even, odd [32]uint32
+	odd[0] = crc32.Castagnoli // one zero bit: shift, and add the polynomial when the low bit falls out
+	row := uint32(1)
+	for n := 1; n < 32; n++ {
+		odd[n] = row
+		row <<= 1
+	}
+	gf2Square(&even, &odd) // two zero bits
+	gf2Square(&odd, &even) // four
+	for {
+		gf2Square(&even, &odd) // the first pass: one zero byte
+		if lenB&1 != 0 {
+			a = gf2Times(&even, a)
+		}
+		if lenB >>= 1; lenB == 0 {
+			break
+		}
+		gf2Square(&odd, &even)
+		if lenB&1 != 0 {
+			a = gf2Times(&odd, a)
+		}
+		if lenB >>= 1; lenB == 0 {
+			break
+		}
+	}
+	return a ^ b
+}
+
+func gf2Times(mat *[32]uint32, vec uint32) uint32 {
+	var sum uint32
+	for i := 0; vec != 0; i, vec = i+1, vec>>1 {
+		if vec&1 != 0 {
+			sum ^= mat[i]
+		}
+	}
+	return sum
+}
+
+func gf2Square(square, mat *[32]uint32) {
+	for n := range mat {
+		square[n] = gf2Times(mat, mat[n])
+	}
+}

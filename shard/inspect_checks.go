@@ -48,6 +48,7 @@ func (in *inspector) checkLocal(p *Partition) {
 	}
 	if p.Indptr[0] != 0 || p.Indptr[n] != E {
 		bad("indptr runs from %d to %d, want 0 to %d", p.Indptr[0], p.Indptr[n], E)
+		return // the CSC cannot be walked
 	}
 	for i := range n {
 		if p.Indptr[i+1] < p.Indptr[i] {

@@ -2,8 +2,11 @@ package shard
 
 import (
 	"bufio"
+	"fmt"
 	"io"
+	"math"
 	"os"
+	"slices"
 
 	"github.com/klauspost/compress/zstd"
 	"golang.org/x/sys/unix"
@@ -41,9 +44,14 @@ func mapArray(path string) (*graph.Tensor, mapping, error) {
 	if err != nil {
 		return nil, nil, errorf("%v", err)
 	}
-	need := h.Offset + h.DataBytes()
-	if st.Size() < need {
+	need, ok := fileBytes(h)
+	switch {
+	case !ok:
+		return nil, nil, errorf("%s: the header's shape %v of %s needs more than 2^63 bytes", path, h.Shape, h.DType)
+	case st.Size() < need:
 		return nil, nil, errorf("%s: truncated: %d bytes, the header announces %d", path, st.Size(), need)
+	case st.Size() > need:
+		return nil, nil, errorf("%s: %d bytes, the header announces %d: the file does not hold the array the header describes", path, st.Size(), need)
 	}
 	t := &graph.Tensor{DType: h.DType, Shape: h.Shape}
 	if h.DataBytes() == 0 {
@@ -65,6 +73,19 @@ func mapArray(path string) (*graph.Tensor, mapping, error) {
 	return t, m, nil
 }
 
+// fileBytes returns the size of a .npy file with header h: its offset and
+// data bytes, or false when they overflow (a corrupt shape).
+func fileBytes(h *graphio.NpyHeader) (int64, bool) {
+	n := int64(h.DType.Size())
+	for _, d := range h.Shape {
+		if d != 0 && n > (math.MaxInt64-h.Offset)/d {
+			return 0, false
+		}
+		n *= d
+	}
+	return h.Offset + n, true
+}
+
 // readCompressed decompresses a .npy.zst file into memory and returns its
 // array.
 func readCompressed(path string) (*graph.Tensor, error) {
@@ -83,11 +104,41 @@ func readCompressed(path string) (*graph.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &graph.Tensor{DType: h.DType, Shape: h.Shape, Data: make([]byte, h.DataBytes())}
-	if _, err := io.ReadFull(br, t.Data); err != nil {
+	need, ok := fileBytes(h)
+	if !ok {
+		return nil, errorf("%s: the header's shape %v of %s needs more than 2^63 bytes", path, h.Shape, h.DType)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return nil, errorf("%v", err)
+	}
+	data, err := readGrowing(br, need-h.Offset, 8*st.Size()+64<<20)
+	if err != nil {
 		return nil, errorf("%s: decompressing: %v", path, err)
 	}
-	return t, nil
+	return &graph.Tensor{DType: h.DType, Shape: h.Shape, Data: data}, nil
+}
+
+// readGrowing reads exactly n bytes from r. It allocates at most guess
+// bytes before it has read them, doubling from there, so that a corrupt
+// header announcing terabytes fails on the short stream instead of on the
+// allocation.
+func readGrowing(r io.Reader, n, guess int64) ([]byte, error) {
+	buf := make([]byte, 0, min(n, guess))
+	for {
+		k, err := io.ReadFull(r, buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+k]
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return nil, fmt.Errorf("%d bytes of data, the header announces %d", len(buf), n)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if int64(len(buf)) == n {
+			return buf, nil
+		}
+		buf = slices.Grow(buf, int(min(n, 2*int64(cap(buf)))-int64(len(buf))))
+	}
 }
 
 // decompressFile writes the decompressed bytes of the .zst file src to dst,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -78,7 +79,10 @@ func (p *Partition) Close() error {
 // OpenOption configures Open.
 type OpenOption func(*openOptions) error
 
-type openOptions struct{ shm string }
+type openOptions struct {
+	shm       string
+	checksums bool
+}
 
 // ShmDir sets where compressed partitions are decompressed (default
 // /dev/shm, memory shared by the processes of a host).
@@ -90,6 +94,17 @@ func ShmDir(dir string) OpenOption {
 		o.shm = dir
 		return nil
 	}
+}
+
+// Checksums sets whether Serve and Open compare every file of the
+// partitions they open with the CRC-32C its config records (default on),
+// failing with the file's name on a mismatch. It reads every byte once,
+// from a warm page cache at about the speed of cat (bench/results/open.md);
+// off, it costs nothing, for storage trusted not to change a byte. The
+// structural checks (bounds.go), one pass over the index arrays, are made
+// either way.
+func Checksums(on bool) OpenOption {
+	return func(o *openOptions) error { o.checksums = on; return nil }
 }
 
 // FindConfig returns the config of the partition directory dir (or dir
@@ -147,8 +162,9 @@ func LoadConfig(c *collective.Comm, dir string) (string, *Config, error) {
 // page cache. A compressed partition is decompressed once per host into
 // /dev/shm by the first rank of the host that opens it, the others waiting
 // on the node-local communicator; the files are unlinked as soon as every
-// rank mapped them, so nothing is left behind even if the job dies. It is
-// collective over c. (Serve opens the partitions of any rank count.)
+// rank mapped them, so nothing is left behind even if the job dies. The
+// files are checked as Serve checks them. It is collective over c. (Serve
+// opens the partitions of any rank count.)
 func Open(c *collective.Comm, dir string, part int, opts ...OpenOption) (*Partition, error) {
 	path, cfg, err := LoadConfig(c, dir)
 	if err != nil {
@@ -164,7 +180,7 @@ func Open(c *collective.Comm, dir string, part int, opts ...OpenOption) (*Partit
 	if part >= 0 {
 		want = []int{part}
 	}
-	ps, err := openParts(c, path, cfg, want, opts)
+	ps, _, err := openParts(c, path, cfg, want, nil, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -175,24 +191,55 @@ func Open(c *collective.Comm, dir string, part int, opts ...OpenOption) (*Partit
 }
 
 // openParts opens partitions want (each in [0, K)) of the directory whose
-// config is at path on this rank. It is collective over c.
-func openParts(c *collective.Comm, path string, cfg *Config, want []int, opts []OpenOption) ([]*Partition, error) {
-	o := openOptions{shm: "/dev/shm"}
+// config is at path on this rank, after comparing the files share gives it
+// with their checksums, and checks their structure. It is collective over
+// c: every rank fails when one does.
+func openParts(c *collective.Comm, path string, cfg *Config, want []int, share fileShare, opts []OpenOption) ([]*Partition, OpenStats, error) {
+	o := openOptions{shm: "/dev/shm", checksums: true}
 	for _, opt := range opts {
 		if err := opt(&o); err != nil {
-			return nil, err
+			return nil, OpenStats{}, err
 		}
 	}
-	if cfg.Compression == "zstd" {
-		return openCompressed(c, path, cfg, want, o)
+	node, err := c.SplitShared()
+	if err != nil {
+		return nil, OpenStats{}, err
 	}
-	ps, err := loadPartitions(path, cfg, want, func(rel string) (*graph.Tensor, mapping, error) {
-		return mapArray(resolve(path, rel))
-	})
+	defer node.Free()
+	st := OpenStats{Workers: max(1, runtime.GOMAXPROCS(0)/node.Size())}
+	if o.checksums {
+		err = checksumFiles(path, cfg, want, share, st.Workers, &st)
+	}
 	if err := collective.Agree(c, err); err != nil {
-		return nil, err
+		return nil, st, err
 	}
-	return ps, nil
+	var ps []*Partition
+	if cfg.Compression == "zstd" {
+		ps, err = openCompressed(c, node, path, cfg, want, o)
+	} else {
+		ps, err = loadPartitions(path, cfg, want, func(rel string) (*graph.Tensor, mapping, error) {
+			return mapArray(resolve(path, rel))
+		})
+		if err = collective.Agree(c, err); err != nil {
+			closeAll(ps)
+		}
+	}
+	if err != nil {
+		return nil, st, err
+	}
+	err = checkStructure(ps, st.Workers, &st)
+	if err = collective.Agree(c, err); err != nil {
+		closeAll(ps)
+		return nil, st, err
+	}
+	return ps, st, nil
+}
+
+// closeAll closes the partitions ps.
+func closeAll(ps []*Partition) {
+	for _, p := range ps {
+		p.Close()
+	}
 }
 
 // loadPartitions loads every partition of want with open, closing those
@@ -202,9 +249,7 @@ func loadPartitions(path string, cfg *Config, want []int, open func(rel string) 
 	for _, q := range want {
 		p, err := loadPartition(path, cfg, q, open)
 		if err != nil {
-			for _, p := range ps {
-				p.Close()
-			}
+			closeAll(ps)
 			return nil, err
 		}
 		ps = append(ps, p)
@@ -214,12 +259,7 @@ func loadPartitions(path string, cfg *Config, want []int, open func(rel string) 
 
 // openCompressed decompresses the partitions this host needs into shared
 // memory, once each, and maps them.
-func openCompressed(c *collective.Comm, path string, cfg *Config, want []int, o openOptions) ([]*Partition, error) {
-	node, err := c.SplitShared()
-	if err != nil {
-		return nil, err
-	}
-	defer node.Free()
+func openCompressed(c, node *collective.Comm, path string, cfg *Config, want []int, o openOptions) ([]*Partition, error) {
 	mine := make([]int64, len(want))
 	for i, q := range want {
 		mine[i] = int64(q)
@@ -261,6 +301,7 @@ func openCompressed(c *collective.Comm, path string, cfg *Config, want []int, o 
 		return mapArray(filepath.Join(shm, strings.TrimSuffix(filepath.FromSlash(rel), ".zst")))
 	})
 	if err := collective.Agree(c, err); err != nil {
+		closeAll(ps)
 		return nil, err
 	}
 	// Every rank of the host has mapped its files: they can be unlinked

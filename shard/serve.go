@@ -51,6 +51,8 @@ type Served struct {
 	Book       *Book
 	// Parts are this rank's partitions, ascending by ID.
 	Parts []*Partition
+	// Checks is what this rank's checks of the files cost.
+	Checks OpenStats
 
 	rank    int
 	ranks   int
@@ -61,8 +63,12 @@ type Served struct {
 
 // Serve opens on every rank of c the partitions ServedParts gives it. The
 // arrays are memory-mapped read-only (a compressed directory is
-// decompressed once per host into /dev/shm). It fails on every rank when P
-// cannot serve K (CheckRanks). It is collective.
+// decompressed once per host into /dev/shm). First the files' CRC-32C are
+// compared with the config's (see Checksums), the ranks serving a
+// partition splitting its files; then every partition's structure is
+// checked (bounds.go). It fails on every rank, naming the file, when one
+// rank finds a file changed or malformed, or when P cannot serve K
+// (CheckRanks). It is collective.
 func Serve(c *collective.Comm, dir string, opts ...OpenOption) (*Served, error) {
 	path, cfg, err := LoadConfig(c, dir)
 	if err != nil {
@@ -71,22 +77,26 @@ func Serve(c *collective.Comm, dir string, opts ...OpenOption) (*Served, error) 
 	if err := CheckRanks(c.Size(), cfg.NumParts); err != nil {
 		return nil, errorf("%s: %v", path, err)
 	}
-	mine := ServedParts(c.Rank(), c.Size(), cfg.NumParts)
-	parts, err := openParts(c, path, cfg, mine, opts)
-	if err != nil {
-		return nil, err
-	}
-	s := &Served{Config: cfg, ConfigPath: path, Book: cfg.Book(), Parts: parts, rank: c.Rank(), ranks: c.Size(),
+	s := &Served{Config: cfg, ConfigPath: path, Book: cfg.Book(), rank: c.Rank(), ranks: c.Size(),
 		local: make([]*Partition, cfg.NumParts), servers: make([][]int, cfg.NumParts)}
-	for _, p := range parts {
-		s.local[p.ID] = p
-	}
 	for r := range c.Size() {
 		served := ServedParts(r, c.Size(), cfg.NumParts)
 		s.slots = max(s.slots, len(served))
 		for _, q := range served {
 			s.servers[q] = append(s.servers[q], r)
 		}
+	}
+	// The ranks of a partition split its files for the checksums.
+	share := func(q, i int) bool {
+		hs := s.servers[q]
+		return hs[i%len(hs)] == s.rank
+	}
+	mine := ServedParts(c.Rank(), c.Size(), cfg.NumParts)
+	if s.Parts, s.Checks, err = openParts(c, path, cfg, mine, share, opts); err != nil {
+		return nil, err
+	}
+	for _, p := range s.Parts {
+		s.local[p.ID] = p
 	}
 	return s, nil
 }

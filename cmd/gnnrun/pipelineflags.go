@@ -5,8 +5,10 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"gnnrun/collective"
 	"gnnrun/cuda"
 	"gnnrun/prefetch"
+	"gnnrun/report"
 	"gnnrun/shard"
 )
 
@@ -15,6 +17,7 @@ import (
 // cache and depths.
 type pipelineFlags struct {
 	batchFlags
+	serveFlags
 	device, cache, feat      string
 	hotBytes                 int64
 	workers, sampleDepth     int
@@ -23,6 +26,7 @@ type pipelineFlags struct {
 
 func (f *pipelineFlags) register(fs *pflag.FlagSet) {
 	f.batchFlags.register(fs)
+	f.serveFlags.register(fs)
 	fs.StringVar(&f.device, "device", "host", "where the batches go: host, cuda or auto (cuda when a GPU is bound to the rank)")
 	fs.StringVar(&f.cache, "cache", "reuse", "reuse the rows already on the device (reuse) or copy every row (none)")
 	fs.Int64Var(&f.hotBytes, "hot-cache", 0, "device bytes for a static cache of the highest in-degree nodes' rows (0: none)")
@@ -73,8 +77,68 @@ func (f *pipelineFlags) open(e *env, dir string, opts ...cuda.OpenOption) (cuda.
 	if err = agreeErr(e.comm, err); err != nil {
 		return nil, nil, err
 	}
-	end := e.stage("open")
-	served, err := shard.Serve(e.comm, dir)
-	end()
+	served, err := f.serve(e, dir)
 	return dev, served, err
+}
+
+// serveFlags are the flags of the commands that serve a partition
+// directory to sample it (sample, loader, train).
+type serveFlags struct{ skipChecksums bool }
+
+func (f *serveFlags) register(fs *pflag.FlagSet) {
+	fs.BoolVar(&f.skipChecksums, "skip-checksums", false, "do not compare the partitions' files with the CRC-32C their config records as they are opened: the check reads every byte once, about as long as cat takes; skip it where the storage is trusted. Indices are bounds-checked either way")
+}
+
+// serve serves the partition directory, its files checked (shard.Serve),
+// and reports what the checks cost. It is collective; its errors are the
+// same on every rank.
+func (f *serveFlags) serve(e *env, dir string) (*shard.Served, error) {
+	end := e.stage("open")
+	served, err := shard.Serve(e.comm, dir, shard.Checksums(!f.skipChecksums))
+	end()
+	if err != nil {
+		return nil, agreed{err}
+	}
+	if err := f.report(e, served.Checks); err != nil {
+		served.Close()
+		return nil, err
+	}
+	return served, nil
+}
+
+// report prints on rank 0 what the checks of every rank cost (times of
+// the slowest rank) and records it under results.open.
+func (f *serveFlags) report(e *env, st shard.OpenStats) error {
+	checked := 0.0
+	if st.Checksums {
+		checked = 1
+	}
+	mine := []float64{float64(st.Files), float64(st.Bytes), st.ChecksumTime.Seconds(), st.BoundsTime.Seconds(), checked}
+	all, _, err := collective.Allgatherv(e.comm, mine)
+	if err != nil {
+		return err
+	}
+	var files, bytes, crcS, boundsS, anyChecked float64
+	var perCRC, perBounds []float64
+	for r := range e.comm.Size() {
+		v := all[r*len(mine) : (r+1)*len(mine)]
+		files, bytes, anyChecked = files+v[0], bytes+v[1], max(anyChecked, v[4])
+		crcS, boundsS = max(crcS, v[2]), max(boundsS, v[3])
+		perCRC, perBounds = append(perCRC, v[2]), append(perBounds, v[3])
+	}
+	what := "checked"
+	switch {
+	case f.skipChecksums:
+		what = "skipped"
+		e.printf("open: checksums skipped (--skip-checksums); bounds checked in %.3fs (the slowest rank)\n", boundsS)
+	case anyChecked == 0:
+		what = "none recorded"
+		e.printf("open: the config records no checksums (written before them); bounds checked in %.3fs (the slowest rank)\n", boundsS)
+	default:
+		e.printf("open: CRC-32C of %s files (%s) checked in %.3fs (%s/s), bounds in %.3fs (the slowest rank; %d worker(s) per rank)\n",
+			report.Count(int64(files)), report.Bytes(int64(bytes)), crcS, report.Bytes(int64(bytes/max(crcS, 1e-9))), boundsS, st.Workers)
+	}
+	e.rec.Set("open", map[string]any{"checksums": what, "checksum_files": files, "checksum_bytes": bytes,
+		"checksum_s": crcS, "bounds_s": boundsS, "checksum_s_per_rank": perCRC, "bounds_s_per_rank": perBounds, "workers_per_rank": st.Workers})
+	return nil
 }

@@ -12,7 +12,10 @@ import (
 	"gnnrun/shard"
 )
 
-var sampleFlags batchFlags
+var (
+	sampleFlags batchFlags
+	sampleServe serveFlags
+)
 
 func init() {
 	register(&command{
@@ -27,7 +30,7 @@ sampled edges/s per rank and in total, the share of frontier nodes sampled
 at other ranks, and the bytes exchanged for them.
 
 ` + batchFlagsHelp,
-		flags: func(fs *pflag.FlagSet) { sampleFlags.register(fs) },
+		flags: func(fs *pflag.FlagSet) { sampleFlags.register(fs); sampleServe.register(fs) },
 		run:   runSample,
 	})
 }
@@ -57,9 +60,7 @@ func runSample(e *env, args []string) error {
 			return err
 		}
 	}
-	end := e.stage("open")
-	served, err := shard.Serve(e.comm, args[0])
-	end()
+	served, err := sampleServe.serve(e, args[0])
 	if err != nil {
 		return err
 	}
