@@ -52,13 +52,13 @@ class SAGE(nn.Module):
         self.norms = nn.ModuleList(nn.LayerNorm(hidden) if norm == "layer" else nn.Identity() for _ in dims[2:])
         self.dropout = dropout
 
-    def forward(self, b, x):
-        # The outermost block reads rows of x by slot: its sources are
-        # slots, its destinations the rows input_slots[:num_dst].
-        blk = b.blocks[0]
-        h = self.convs[0](x, x[b.input_slots[: blk.num_dst]], blk)
-        for conv, norm, blk in zip(self.convs[1:], self.norms, b.blocks[1:]):
-            h = F.dropout(F.relu(norm(h)), self.dropout, self.training)
+    def forward(self, blocks, x):
+        # As in DGL and PyG: each block's destinations are the first
+        # num_dst rows of its input, block 0's included.
+        h = x
+        for l, (conv, blk) in enumerate(zip(self.convs, blocks)):
+            if l > 0:
+                h = F.dropout(F.relu(self.norms[l - 1](h)), self.dropout, self.training)
             h = conv(h, h[: blk.num_dst], blk)
         return h
 
@@ -82,8 +82,8 @@ def roc_auc(scores, labels):
     return float((ranks[pos].sum() - npos * (npos + 1) / 2) / (npos * nneg))
 
 
-def features(b, norm):
-    x = torch.from_numpy(b.x)
+def features(tb, norm):
+    x = tb.x  # read-only: the device cache's rows
     if norm == "row":
         x = x / x.sum(1, keepdim=True).clamp(min=1e-12)
     return x
@@ -106,43 +106,39 @@ def main():
     torch.manual_seed(a.seed)
     torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(os.environ.get("LOCAL_WORLD_SIZE", "1"))))
     classes = hello["classes"]
-    layers = None
-    model = opt = None
+    layers = len(hello["fanouts"])
+    model = SAGE(hello["feature_shape"][0], a.hidden, classes, layers, a.dropout, a.norm)
+    for p in model.parameters():  # every rank starts from rank 0's weights
+        dist.broadcast(p.data, 0)
+    opt = torch.optim.Adam(model.parameters(), lr=a.lr, weight_decay=a.weight_decay)
     evals = {}  # epoch -> {set: (correct, total, scores, labels)}
     t0 = time.perf_counter()
-    epoch_seen = -1
-    for b in gnnrun.batches():
-        tb = b.torch()
-        if model is None:
-            layers = len(tb.blocks)
-            model = SAGE(b.x.shape[1], a.hidden, classes, layers, a.dropout, a.norm)
-            for p in model.parameters():  # every rank starts from rank 0's weights
-                dist.broadcast(p.data, 0)
-            opt = torch.optim.Adam(model.parameters(), lr=a.lr, weight_decay=a.weight_decay)
-        x = features(b, a.feat_norm)
-        if b.kind == "train":
-            model.train()
-            opt.zero_grad()
-            loss = F.cross_entropy(model(tb, x), tb.y.long()) if tb.num_seeds else None
-            if loss is not None:
-                loss.backward()
-            for p in model.parameters():  # synchronous SGD: the mean gradient
-                g = p.grad if p.grad is not None else torch.zeros_like(p)
-                dist.all_reduce(g)
-                p.grad = g / world
-            opt.step()
-            epoch_seen = b.epoch
-            continue
-        model.eval()
-        ev = evals.setdefault(b.epoch, {}).setdefault(b.kind, [0, 0, [], []])
-        if tb.num_seeds:
-            with torch.no_grad():
-                out = model(tb, x)
-            ev[0] += int((out.argmax(1) == tb.y.long()).sum())
-            ev[1] += tb.num_seeds
-            if classes == 2:
-                ev[2].append(torch.softmax(out, 1)[:, 1].numpy())
-                ev[3].append(b.y.copy())
+    loader = gnnrun.loader()
+    for epoch in range(hello["epochs"]):
+        for b in loader:  # the epoch's training batches, then its evaluation batches
+            tb = b.torch()
+            x = features(tb, a.feat_norm)
+            if b.kind == "train":
+                model.train()
+                opt.zero_grad()
+                if tb.num_seeds:  # ranks past the epoch's last seeds get empty batches
+                    F.cross_entropy(model(tb.blocks, x), tb.y.long()).backward()
+                for p in model.parameters():  # synchronous SGD: the mean gradient
+                    g = p.grad if p.grad is not None else torch.zeros_like(p)
+                    dist.all_reduce(g)
+                    p.grad = g / world
+                opt.step()
+                continue
+            model.eval()
+            ev = evals.setdefault(epoch, {}).setdefault(b.kind, [0, 0, [], []])
+            if tb.num_seeds:
+                with torch.no_grad():
+                    out = model(tb.blocks, x)
+                ev[0] += int((out.argmax(1) == tb.y.long()).sum())
+                ev[1] += tb.num_seeds
+                if classes == 2:
+                    ev[2].append(torch.softmax(out, 1)[:, 1].numpy())
+                    ev[3].append(b.y.copy())
     seconds = time.perf_counter() - t0
     # Scores per epoch and set, over all ranks.
     rows = {}
@@ -157,7 +153,7 @@ def main():
                 dist.all_gather_object(parts, (np.concatenate(sc) if sc else np.zeros(0), np.concatenate(lb) if lb else np.zeros(0)))
                 row[name + "_auc"] = roc_auc(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
         rows[e] = row
-    finish(rows, "val_auc" if classes == 2 else "val_acc", epoch_seen + 1, seconds)
+    finish(rows, "val_auc" if classes == 2 else "val_acc", hello["epochs"], seconds)
 
 
 def finish(rows, key, epochs, seconds):

@@ -13,29 +13,39 @@ type Slots []int64
 // next batch's: which rows stay, which move, and which are copied in, and
 // where every input node of the new batch then sits.
 //
-// The new batch's input nodes are classified against the buffer's: a node
-// already held (shared) keeps its row; the others (non-shared) take the
-// rows of the nodes that left, in ascending row order, then rows past the
-// old end when the batch is larger. When the batch is smaller the buffer
-// shrinks to it: shared nodes held past the new end move down into free
-// rows first. Every row below Size is then used exactly once.
+// The first Pinned input nodes (the outermost block's destinations) take
+// rows 0..Pinned-1 in input order, the layout DGL's and PyG's layers
+// expect (x[:num_dst] are the destinations' rows): a pinned node already
+// held elsewhere moves there on the device, any other is copied in. The
+// other input nodes are classified against the buffer: a node already
+// held (shared) at a row in [Pinned, Size) keeps it; a shared node held
+// below Pinned (its row now a pinned node's) or past the new end moves
+// into a free row; a node not held (non-shared) is copied in. Free rows
+// are those of [Pinned, Size) that no kept node holds, taken in
+// ascending order, moves first. Every row below Size is then used
+// exactly once.
 type Update struct {
 	// Size is the buffer's rows after the update: the new batch's input
 	// nodes.
 	Size int
+	// Pinned is how many input nodes sit at the row of their own index.
+	Pinned int
 	// SlotOf[i] is the row of input node i.
 	SlotOf []int32
 	// After is the node of every row after the update.
 	After Slots
-	// Rows moved within the buffer: row MovesFrom[k] to MovesTo[k].
+	// Rows moved within the buffer: row MovesFrom[k] to MovesTo[k], all
+	// read before any is written. MovesOverlap says some row is both read
+	// and written, so the moves must go through scratch memory.
 	MovesFrom, MovesTo []int32
+	MovesOverlap       bool
 	// Rows copied from the hot cache: its row HotRows[k] into HotSlots[k].
 	HotSlots, HotRows []int32
 	// Rows copied from the host: the row of input node Fetch[k] into
-	// FetchSlots[k], in ascending slot order.
+	// FetchSlots[k].
 	Fetch, FetchSlots []int32
-	// Input nodes kept from before, copied from the hot cache, copied from
-	// the host; they add up to Size.
+	// Input nodes kept from before (in place or moved), copied from the
+	// hot cache, copied from the host; they add up to Size.
 	Reused, Hot, Fetched int
 }
 
@@ -44,8 +54,10 @@ type Update struct {
 type classifier struct {
 	index graph.IDMap // inverted index: node -> row of the old buffer
 	kept  []bool      // per old row: its node is in the new batch
-	moves []int32     // input nodes held past the new end
-	news  []int32     // input nodes the buffer does not hold
+	taken []bool      // per new row below Size: a node already has it
+	moved []bool      // per row: a move writes it (to find overlaps)
+	held  []int32     // per input node: its old row, or notHeld
+	later []int32     // unpinned input nodes without a row yet: moves, then new ones
 }
 
 // notHeld marks, in the index, a new node already seen in the batch.
@@ -54,58 +66,75 @@ const notHeld = -1
 func newClassifier() *classifier { return &classifier{} }
 
 // Classify plans the update from a buffer holding prev (by row) to the
-// input nodes nodes, which must be distinct. hot, when set, says where a
-// node's row is in the hot cache; a node not held is copied from there
-// when it is, else from the host. It is a pure function of its arguments
-// (the classifier only lends scratch memory).
-func (c *classifier) Classify(prev Slots, nodes []int64, hot func(int64) (int32, bool)) (*Update, error) {
+// input nodes nodes, which must be distinct, with the first pin of them at
+// the rows of their index. hot, when set, says where a node's row is in
+// the hot cache; a node not held is copied from there when it is, else
+// from the host. It is a pure function of its arguments (the classifier
+// only lends scratch memory).
+func (c *classifier) Classify(prev Slots, nodes []int64, pin int, hot func(int64) (int32, bool)) (*Update, error) {
 	size := len(nodes)
-	up := &Update{Size: size, SlotOf: make([]int32, size), After: make(Slots, size)}
+	if pin < 0 || pin > size {
+		return nil, fmt.Errorf("prefetch: %d pinned rows of a batch of %d input nodes", pin, size)
+	}
+	up := &Update{Size: size, Pinned: pin, SlotOf: make([]int32, size), After: make(Slots, size)}
 	c.index.Reset(len(prev) + size)
 	for r, v := range prev {
 		c.index.Insert(v, int32(r))
 	}
-	c.kept = append(c.kept[:0], make([]bool, len(prev))...)
-	c.moves, c.news = c.moves[:0], c.news[:0]
+	c.kept = resetBools(c.kept, len(prev))
+	c.taken = resetBools(c.taken, size)
+	c.later = c.later[:0]
+	var news []int32 // input nodes not held, in input order
+	c.held = append(c.held[:0], make([]int32, size)...)
+	held := c.held
 	for i, v := range nodes {
-		r, held := c.index.Insert(v, notHeld)
+		r, ok := c.index.Insert(v, notHeld)
 		switch {
-		case !held:
-			c.news = append(c.news, int32(i))
+		case !ok:
+			held[i] = notHeld
 			continue
 		case r == notHeld || c.kept[r]:
 			return nil, fmt.Errorf("prefetch: input node %d appears twice in a batch", v)
 		}
-		c.kept[r] = true
-		if int(r) < size {
-			up.SlotOf[i] = r
-			up.After[r] = v
-		} else {
-			c.moves = append(c.moves, int32(i))
+		c.kept[r], held[i] = true, r
+	}
+	for i, v := range nodes {
+		r := held[i]
+		switch {
+		case i < pin:
+			c.place(up, i, int32(i), v)
+			if r == notHeld {
+				news = append(news, int32(i))
+			} else if r != int32(i) {
+				up.MovesFrom, up.MovesTo = append(up.MovesFrom, r), append(up.MovesTo, int32(i))
+			}
+		case r != notHeld && int(r) >= pin && int(r) < size:
+			c.place(up, i, r, v)
+		case r != notHeld:
+			c.later = append(c.later, int32(i))
 		}
 	}
-	up.Reused = size - len(c.news)
-	// The free rows below the new end, ascending: rows of departed nodes,
-	// then rows past the old end. Moves take the first ones.
-	free := 0
-	nextFree := func() int32 {
-		for free < len(prev) && c.kept[free] {
+	nMoves := len(c.later)
+	for i := pin; i < size; i++ {
+		if held[i] == notHeld {
+			c.later = append(c.later, int32(i))
+		}
+	}
+	free := pin
+	for k, i := range c.later {
+		for c.taken[free] {
 			free++
 		}
-		free++
-		return int32(free - 1)
+		c.place(up, int(i), int32(free), nodes[i])
+		if k < nMoves {
+			up.MovesFrom, up.MovesTo = append(up.MovesFrom, held[i]), append(up.MovesTo, int32(free))
+		} else {
+			news = append(news, i)
+		}
 	}
-	for _, i := range c.moves {
-		to := nextFree()
-		from, _ := c.index.Get(nodes[i])
-		up.MovesFrom = append(up.MovesFrom, from)
-		up.MovesTo = append(up.MovesTo, to)
-		up.SlotOf[i], up.After[to] = to, nodes[i]
-	}
-	for _, i := range c.news {
-		to := nextFree()
-		v := nodes[i]
-		up.SlotOf[i], up.After[to] = to, v
+	up.Reused = size - len(news)
+	for _, i := range news {
+		to, v := up.SlotOf[i], nodes[i]
 		if hot != nil {
 			if hr, ok := hot(v); ok {
 				up.HotSlots, up.HotRows = append(up.HotSlots, to), append(up.HotRows, hr)
@@ -115,5 +144,39 @@ func (c *classifier) Classify(prev Slots, nodes []int64, hot func(int64) (int32,
 		up.Fetch, up.FetchSlots = append(up.Fetch, i), append(up.FetchSlots, to)
 	}
 	up.Hot, up.Fetched = len(up.HotSlots), len(up.Fetch)
+	up.MovesOverlap = c.overlap(up, max(len(prev), size))
 	return up, nil
+}
+
+// place gives input node i (node v) row r.
+func (c *classifier) place(up *Update, i int, r int32, v int64) {
+	up.SlotOf[i], up.After[r] = r, v
+	c.taken[r] = true
+}
+
+// overlap says whether a move reads a row another move writes.
+func (c *classifier) overlap(up *Update, rows int) bool {
+	if len(up.MovesTo) == 0 {
+		return false
+	}
+	c.moved = resetBools(c.moved, rows)
+	for _, r := range up.MovesTo {
+		c.moved[r] = true
+	}
+	for _, r := range up.MovesFrom {
+		if c.moved[r] {
+			return true
+		}
+	}
+	return false
+}
+
+// resetBools returns s resized to n, all false.
+func resetBools(s []bool, n int) []bool {
+	if cap(s) < n {
+		return make([]bool, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
 }

@@ -9,8 +9,10 @@ import (
 
 // applyPlainly applies an update to a buffer whose rows hold their node's
 // ID (a stand-in for its feature row), one row at a time, as a reader of
-// the Update's documentation would: grow, move, copy from the hot cache
-// (whose row r holds hotNodes[r]) and from the host, then shrink.
+// the Update's documentation would: grow, move (every source read before
+// any destination is written), copy from the hot cache (whose row r holds
+// hotNodes[r]) and from the host, then shrink. It fails when moves read a
+// row another move writes and the update does not say so.
 func applyPlainly(t *testing.T, buf []int64, up *Update, nodes, hotNodes []int64) []int64 {
 	t.Helper()
 	for len(buf) < up.Size {
@@ -20,11 +22,17 @@ func applyPlainly(t *testing.T, buf []int64, up *Update, nodes, hotNodes []int64
 	for k := range up.MovesFrom {
 		written[up.MovesTo[k]] = true
 	}
+	overlap := false
+	moving := make([]int64, len(up.MovesFrom))
 	for k, from := range up.MovesFrom {
-		if written[from] {
-			t.Fatalf("move %d reads row %d, which another move writes", k, from)
-		}
-		buf[up.MovesTo[k]] = buf[from]
+		overlap = overlap || written[from]
+		moving[k] = buf[from]
+	}
+	if overlap != up.MovesOverlap {
+		t.Fatalf("moves overlap: %v; the update says %v", overlap, up.MovesOverlap)
+	}
+	for k, v := range moving {
+		buf[up.MovesTo[k]] = v
 	}
 	for k, s := range up.HotSlots {
 		buf[s] = hotNodes[up.HotRows[k]]
@@ -35,21 +43,25 @@ func applyPlainly(t *testing.T, buf []int64, up *Update, nodes, hotNodes []int64
 	return buf[:up.Size]
 }
 
-// checkUpdate checks an update from prev to nodes against plain set
-// arithmetic: every input node's row holds it, the counts are the sizes of
-// the intersection and differences, the rows written are exactly the free
-// rows below the new end, taken in ascending order, and shared rows below
-// the new end stay where they were.
-func checkUpdate(t *testing.T, prev Slots, nodes []int64, hotSet map[int64]int32, up *Update, buf []int64) {
+// checkUpdate checks an update from prev to nodes, the first pin of them
+// pinned, against plain set arithmetic: every input node's row holds it,
+// the first pin input nodes are in the rows of their index, the counts are
+// the sizes of the intersection and differences, the rows written past
+// the pinned ones are exactly the free rows there, taken in ascending
+// order, and shared rows there stay where they were.
+func checkUpdate(t *testing.T, prev Slots, nodes []int64, pin int, hotSet map[int64]int32, up *Update, buf []int64) {
 	t.Helper()
 	for i, v := range nodes {
 		if s := up.SlotOf[i]; buf[s] != v || up.After[s] != v {
 			t.Fatalf("input node %d (%d) has row %d, which holds %d (After says %d)", i, v, s, buf[s], up.After[s])
 		}
+		if i < pin && up.SlotOf[i] != int32(i) {
+			t.Fatalf("pinned input node %d (%d) is in row %d", i, v, up.SlotOf[i])
+		}
 	}
-	inNew := map[int64]bool{}
-	for _, v := range nodes {
-		inNew[v] = true
+	inNew := map[int64]int{}
+	for i, v := range nodes {
+		inNew[v] = i
 	}
 	oldRow := map[int64]int{}
 	for r, v := range prev {
@@ -66,30 +78,48 @@ func checkUpdate(t *testing.T, prev Slots, nodes []int64, hotSet map[int64]int32
 	if up.Reused != shared || up.Hot != hot || up.Fetched != len(nodes)-shared-hot || up.Size != len(nodes) {
 		t.Fatalf("reused %d, hot %d, fetched %d of %d; want %d, %d, %d", up.Reused, up.Hot, up.Fetched, up.Size, shared, hot, len(nodes)-shared-hot)
 	}
+	// Rows past the pinned ones that keep their node: an unpinned input
+	// node held there. The others are free.
 	var free []int32
-	for r := range len(nodes) {
-		if r >= len(prev) || !inNew[prev[r]] {
+	for r := pin; r < len(nodes); r++ {
+		if i, ok := inNew[prevAt(prev, r)]; !ok || i < pin || r >= len(prev) {
 			free = append(free, int32(r))
 		}
 	}
-	taken := append([]int32(nil), up.MovesTo...)
+	var taken []int32
+	for k, to := range up.MovesTo {
+		if to >= int32(pin) {
+			taken = append(taken, to)
+		}
+		if int(up.MovesFrom[k]) >= len(prev) || prev[up.MovesFrom[k]] != nodes[slices.Index(up.SlotOf, to)] {
+			t.Fatalf("move %d from row %d to %d does not carry its node", k, up.MovesFrom[k], to)
+		}
+	}
 	slotOfNew := map[int64]int32{}
 	for _, s := range append(slices.Clone(up.HotSlots), up.FetchSlots...) {
 		slotOfNew[up.After[s]] = s
 	}
-	for _, v := range nodes {
+	for _, v := range nodes[pin:] {
 		if s, ok := slotOfNew[v]; ok {
 			taken = append(taken, s)
 		}
 	}
 	if !slices.Equal(taken, free) {
-		t.Fatalf("rows taken (moves, then new nodes in input order) %v; the free rows below the end are %v", taken, free)
+		t.Fatalf("rows taken past the pinned ones (moves, then new nodes in input order) %v; the free rows there are %v", taken, free)
 	}
 	for i, v := range nodes {
-		if r, ok := oldRow[v]; ok && r < len(nodes) && int(up.SlotOf[i]) != r {
+		if r, ok := oldRow[v]; ok && i >= pin && r >= pin && r < len(nodes) && int(up.SlotOf[i]) != r {
 			t.Fatalf("shared node %d moved from row %d to %d", v, r, up.SlotOf[i])
 		}
 	}
+}
+
+// prevAt returns the node of row r of prev, or -1 past its end.
+func prevAt(prev Slots, r int) int64 {
+	if r < len(prev) {
+		return prev[r]
+	}
+	return -1
 }
 
 // randomBatch draws n distinct nodes of [0, span), in random order.
@@ -108,7 +138,8 @@ func randomBatch(r *rand.Rand, n, span int) []int64 {
 // a hot cache.
 func TestClassifyAgainstReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	for _, withHot := range []bool{false, true} {
+	for _, c := range []struct{ withHot, withPin bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		withHot, withPin := c.withHot, c.withPin
 		var hotNodes []int64
 		hotSet := map[int64]int32{}
 		var hot func(int64) (int32, bool)
@@ -122,7 +153,7 @@ func TestClassifyAgainstReference(t *testing.T) {
 		cls := newClassifier()
 		var prev Slots
 		var buf []int64
-		var sawMoves, sawGrow, sawShrink bool
+		var sawMoves, sawGrow, sawShrink, sawOverlap bool
 		for step := range 400 {
 			var nodes []int64
 			switch step % 5 {
@@ -135,7 +166,11 @@ func TestClassifyAgainstReference(t *testing.T) {
 			default: // overlapping, growing or shrinking
 				nodes = randomBatch(r, r.IntN(120), 200)
 			}
-			up, err := cls.Classify(prev, nodes, hot)
+			pin := 0
+			if withPin && len(nodes) > 0 {
+				pin = r.IntN(len(nodes) + 1)
+			}
+			up, err := cls.Classify(prev, nodes, pin, hot)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -143,8 +178,9 @@ func TestClassifyAgainstReference(t *testing.T) {
 			sawGrow = sawGrow || len(nodes) > len(prev)
 			sawShrink = sawShrink || len(nodes) < len(prev)
 			buf = applyPlainly(t, buf, up, nodes, hotNodes)
-			checkUpdate(t, prev, nodes, hotSet, up, buf)
-			if step%5 == 0 && (up.Fetched != 0 || up.Hot != 0 || len(up.MovesFrom) != 0) {
+			checkUpdate(t, prev, nodes, pin, hotSet, up, buf)
+			sawOverlap = sawOverlap || up.MovesOverlap
+			if step%5 == 0 && pin == 0 && (up.Fetched != 0 || up.Hot != 0 || len(up.MovesFrom) != 0) {
 				t.Fatalf("the same nodes again: %d fetched, %d hot, %d moves", up.Fetched, up.Hot, len(up.MovesFrom))
 			}
 			if step%5 == 1 && up.Reused != 0 {
@@ -152,8 +188,9 @@ func TestClassifyAgainstReference(t *testing.T) {
 			}
 			prev = up.After
 		}
-		if !sawMoves || !sawGrow || !sawShrink {
-			t.Errorf("the sequence missed a case: moves %v, growth %v, shrinking %v", sawMoves, sawGrow, sawShrink)
+		if !sawMoves || !sawGrow || !sawShrink || sawOverlap != withPin {
+			t.Errorf("hot %v, pinned %v: the sequence missed a case: moves %v, growth %v, shrinking %v, overlapping moves %v",
+				withHot, withPin, sawMoves, sawGrow, sawShrink, sawOverlap)
 		}
 	}
 }
@@ -164,7 +201,7 @@ func TestClassifyRefusesRepeatedNodes(t *testing.T) {
 		prev  Slots
 		nodes []int64
 	}{{nil, []int64{1, 2, 1}}, {Slots{1, 2}, []int64{2, 3, 2}}, {Slots{1, 2}, []int64{3, 1, 3}}} {
-		if _, err := cls.Classify(c.prev, c.nodes, nil); err == nil || !strings.Contains(err.Error(), "appears twice") {
+		if _, err := cls.Classify(c.prev, c.nodes, 0, nil); err == nil || !strings.Contains(err.Error(), "appears twice") {
 			t.Errorf("prev %v, nodes %v: want a repeated node refused, got %v", c.prev, c.nodes, err)
 		}
 	}
@@ -181,7 +218,7 @@ func BenchmarkClassify(b *testing.B) {
 	cls := newClassifier()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := cls.Classify(prev, nodes, nil); err != nil {
+		if _, err := cls.Classify(prev, nodes, len(nodes)/10, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -14,28 +14,37 @@ import (
 // its previous batch — the batch DeviceDepth+1 before, whose overlap with
 // a batch drawn from the same epoch is the same as the batch just before's.
 type deviceBuffer struct {
-	dev  cuda.Device
-	buf  cuda.Buffer
-	rows int // rows in use
+	dev     cuda.Device
+	buf     cuda.Buffer
+	rows    int         // rows in use
+	scratch cuda.Buffer // rows in transit when moves overlap
+	ident   []int32     // 0, 1, 2, ...: the scratch rows
 }
 
 func newDeviceBuffer(dev cuda.Device) *deviceBuffer { return &deviceBuffer{dev: dev} }
 
 // bytes returns the device memory the buffer holds.
 func (d *deviceBuffer) bytes() int64 {
-	if d.buf == nil {
-		return 0
+	var n int64
+	for _, b := range []cuda.Buffer{d.buf, d.scratch} {
+		if b != nil {
+			n += b.Len()
+		}
 	}
-	return d.buf.Len()
+	return n
 }
 
 func (d *deviceBuffer) free() error {
-	if d.buf == nil {
-		return nil
+	var first error
+	for _, b := range []*cuda.Buffer{&d.buf, &d.scratch} {
+		if *b != nil {
+			if err := (*b).Free(); err != nil && first == nil {
+				first = err
+			}
+			*b = nil
+		}
 	}
-	err := d.buf.Free()
-	d.buf = nil
-	return err
+	return first
 }
 
 // ensure makes the buffer hold at least n bytes, keeping its first keep
@@ -66,18 +75,64 @@ func (d *deviceBuffer) ensure(s cuda.Stream, n, keep int64) error {
 	return nil
 }
 
-// apply turns the buffer's rows into the batch's: relocations (when it
-// shrinks), rows from the hot cache, rows copied from the host.
-func (d *deviceBuffer) apply(s cuda.Stream, up *Update, host []byte, rb int, hot *hotCache) error {
+// apply turns the buffer's rows into the batch's: moves within it, rows
+// from the hot cache, rows copied from the host. It returns the bytes the
+// moves copied on the device.
+func (d *deviceBuffer) apply(s cuda.Stream, up *Update, host []byte, rb int, hot *hotCache) (int64, error) {
 	rows := max(d.rows, up.Size)
 	if err := d.ensure(s, int64(rows)*int64(rb), int64(d.rows)*int64(rb)); err != nil {
-		return err
+		return 0, err
 	}
-	if len(up.MovesFrom) > 0 {
-		if err := s.MoveRows(d.buf, up.MovesFrom, up.MovesTo, rb); err != nil {
-			return err
+	moved, err := d.move(s, up, rb)
+	if err != nil {
+		return 0, err
+	}
+	if err := d.copyIn(s, up, host, rb, hot); err != nil {
+		return 0, err
+	}
+	d.rows = up.Size
+	return moved, nil
+}
+
+// move applies the update's moves. Moves that read rows other moves write
+// (block 0's destinations swapping places, say) go through scratch rows:
+// every source is read before any destination is written.
+func (d *deviceBuffer) move(s cuda.Stream, up *Update, rb int) (int64, error) {
+	n := len(up.MovesFrom)
+	if n == 0 {
+		return 0, nil
+	}
+	if !up.MovesOverlap {
+		return int64(n) * int64(rb), s.MoveRows(d.buf, up.MovesFrom, up.MovesTo, rb)
+	}
+	if need := int64(n) * int64(rb); d.scratch == nil || d.scratch.Len() < need {
+		if d.scratch != nil {
+			if err := s.Sync(); err != nil { // earlier moves may still read it
+				return 0, err
+			}
+			if err := d.scratch.Free(); err != nil {
+				return 0, err
+			}
+			d.scratch = nil
 		}
+		b, err := d.dev.Alloc(need + need/4)
+		if err != nil {
+			return 0, fmt.Errorf("prefetch: scratch rows for %d moves: %w", n, err)
+		}
+		d.scratch = b
 	}
+	for len(d.ident) < n {
+		d.ident = append(d.ident, int32(len(d.ident)))
+	}
+	if err := s.CopyRows(d.scratch, d.ident[:n], d.buf, up.MovesFrom, rb); err != nil {
+		return 0, err
+	}
+	return 2 * int64(n) * int64(rb), s.CopyRows(d.buf, up.MovesTo, d.scratch, d.ident[:n], rb)
+}
+
+// copyIn copies the rows the buffer lacks: from the hot cache, from the
+// host.
+func (d *deviceBuffer) copyIn(s cuda.Stream, up *Update, host []byte, rb int, hot *hotCache) error {
 	if len(up.HotSlots) > 0 {
 		if err := s.CopyRows(d.buf, up.HotSlots, hot.buf, up.HotRows, rb); err != nil {
 			return err
@@ -88,7 +143,6 @@ func (d *deviceBuffer) apply(s cuda.Stream, up *Update, host []byte, rb int, hot
 			return err
 		}
 	}
-	d.rows = up.Size
 	return nil
 }
 
@@ -128,7 +182,7 @@ func (l *Loader) copyOne(g *gatheredBatch) (*Batch, error) {
 	}
 	d := l.devs[g.dev]
 	before := d.bytes()
-	err := d.apply(l.stream, g.up, g.host.rows, l.rowBytes, l.hot)
+	moved, err := d.apply(l.stream, g.up, g.host.rows, l.rowBytes, l.hot)
 	if err == nil {
 		err = l.stream.Sync()
 	}
@@ -136,10 +190,10 @@ func (l *Loader) copyOne(g *gatheredBatch) (*Batch, error) {
 		return nil, fmt.Errorf("prefetch: batch %d of epoch %d to the device: %w", g.task.Number, g.task.Epoch, err)
 	}
 	l.putHostBuffer(g.host)
-	l.stats.copied(int64(len(g.up.FetchSlots))*int64(l.rowBytes), d.bytes()-before)
+	l.stats.copied(int64(len(g.up.FetchSlots))*int64(l.rowBytes), moved, d.bytes()-before)
 	free := l.free[g.dev]
 	b := &Batch{Batch: g.batch, Features: d.buf, Buffer: g.dev, Rows: g.up.Size, RowBytes: l.rowBytes, InputSlots: g.up.SlotOf,
-		Kind: l.kindName(g.kind), EndOfEpoch: g.endOfEpoch, Reused: g.up.Reused, Hot: g.up.Hot, Fetched: g.up.Fetched, src0: g.src0}
+		Kind: l.kindName(g.kind), EndOfEpoch: g.endOfEpoch, LastOfEpoch: g.lastOfEpoch, Seq: g.seq, Reused: g.up.Reused, Hot: g.up.Hot, Fetched: g.up.Fetched, src0: g.src0}
 	b.release = func() { free <- struct{}{} }
 	return b, nil
 }

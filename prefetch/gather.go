@@ -67,7 +67,8 @@ func (l *Loader) gatherOne(cls *classifier, pred []Slots, s sampled) (*gatheredB
 	if l.hot != nil {
 		hot = l.hot.row
 	}
-	up, err := cls.Classify(prev, nodes, hot)
+	// Block 0's destinations, the first of its nodes, take the first rows.
+	up, err := cls.Classify(prev, nodes, s.batch.Blocks[0].NumDst, hot)
 	if err != nil {
 		return nil, fmt.Errorf("prefetch: batch %d of epoch %d: %w", s.task.Number, s.task.Epoch, err)
 	}
@@ -76,7 +77,8 @@ func (l *Loader) gatherOne(cls *classifier, pred []Slots, s sampled) (*gatheredB
 	if err := l.pullRows(nodes, up.Fetch, host.rows); err != nil {
 		return nil, err
 	}
-	// The outermost block's sources index the device rows from here on.
+	// The outermost block's sources index the device rows from here on;
+	// its destinations are rows 0..NumDst-1 already.
 	b0 := s.batch.Blocks[0]
 	var src0 []int32
 	if l.o.Verify {
@@ -85,7 +87,7 @@ func (l *Loader) gatherOne(cls *classifier, pred []Slots, s sampled) (*gatheredB
 	for e, src := range b0.Src {
 		b0.Src[e] = up.SlotOf[src]
 	}
-	l.stats.rows(int64(len(nodes)), int64(up.Reused), int64(up.Hot), int64(up.Fetched), int64(l.rowBytes))
+	l.stats.rows(int64(len(nodes)), int64(up.Reused), int64(up.Hot), int64(up.Fetched), int64(len(up.MovesFrom)), int64(l.rowBytes))
 	return &gatheredBatch{sampled: s, up: up, host: host, dev: dev, src0: src0}, nil
 }
 

@@ -18,9 +18,11 @@ import (
 
 // Batch is a mini-batch whose input features are on the device, in slot
 // order: row InputSlots[i] of Features holds the features of input node i
-// (Blocks[0].Nodes[i]). Blocks[0].Src has been renumbered to slots, so a
-// trainer reads the outermost layer's sources as Features rows directly
-// (the destinations of block 0 are the input nodes InputSlots[:NumDst]).
+// (Blocks[0].Nodes[i]). The outermost block's destinations, its first
+// NumDst nodes, sit in rows 0..NumDst-1 in order (InputSlots[i] = i), and
+// Blocks[0].Src has been renumbered to slots, so a trainer reads edge e's
+// endpoints as Features rows Src[e] and Dst[e] directly, DGL's and PyG's
+// layout; the other input nodes sit wherever the device cache keeps them.
 // Labels stay in seed order: they go with the model's outputs, the last
 // block's destinations, not with the input rows. Release it when done:
 // the device stage reuses its buffer for a later batch.
@@ -33,8 +35,12 @@ type Batch struct {
 	InputSlots []int32
 	// Kind is TrainKind or the name of the evaluation set the batch is of.
 	Kind string
-	// EndOfEpoch marks the last training batch of its epoch.
-	EndOfEpoch bool
+	// EndOfEpoch marks the last training batch of its epoch, LastOfEpoch
+	// the epoch's last batch of any kind (its last evaluation batch after
+	// an epoch that evaluates).
+	EndOfEpoch, LastOfEpoch bool
+	// Seq is the batch's place in the rank's stream: 0, 1, 2, ...
+	Seq int64
 	// Where the rows came from: kept on the device from an earlier batch,
 	// copied from the static hot cache on the device, or copied from the
 	// host.
@@ -105,6 +111,9 @@ type Loader struct {
 	closed   bool
 
 	stats statsRecorder
+
+	trainedMu sync.Mutex
+	trained   []int64 // per epoch: the training items of the training batches Next returned
 }
 
 // New starts the pipeline over the partitions s serves, drawing the tasks
@@ -129,7 +138,7 @@ func newLoader(c *collective.Comm, s *shard.Served, plan *sampler.Plan, o Option
 	if err != nil {
 		return nil, err
 	}
-	l := &Loader{o: o, c: cc, served: s, plan: plan, out: make(chan *Batch, o.DeviceDepth)}
+	l := &Loader{o: o, c: cc, served: s, plan: plan, out: make(chan *Batch, o.DeviceDepth), trained: make([]int64, o.Epochs)}
 	l.total = plan.BatchesPerEpoch() * int64(o.Epochs)
 	for e := range o.Epochs {
 		if o.evaluates(e) {
@@ -194,7 +203,7 @@ func (l *Loader) open() error {
 		if l.hot, err = newHotCache(l.c, l.served, l.stores, l.rowBytes, l.o.HotBytes, l.o.Device, l.stream); err != nil {
 			return err
 		}
-		l.stats.copied(0, l.hot.buf.Len())
+		l.stats.copied(0, 0, l.hot.buf.Len())
 	}
 	for range l.o.DeviceDepth + 1 {
 		l.devs = append(l.devs, newDeviceBuffer(l.o.Device))
@@ -239,7 +248,22 @@ func (l *Loader) Next() (*Batch, error) {
 		}
 		return nil, io.EOF
 	}
+	if b.Kind == TrainKind {
+		l.trainedMu.Lock()
+		l.trained[b.Epoch] += int64(b.Items())
+		l.trainedMu.Unlock()
+	}
 	return b, nil
+}
+
+// Trained returns, per epoch, the training items (seed nodes, or positive
+// edges of a link task) that the training batches Next returned held, and
+// the training items of the plan: every one of them each epoch unless the
+// plan was truncated or the trainer stopped early.
+func (l *Loader) Trained() (perEpoch []int64, items int64) {
+	l.trainedMu.Lock()
+	defer l.trainedMu.Unlock()
+	return slices.Clone(l.trained), l.plan.Stats().Items
 }
 
 // Err returns the error that stopped the pipeline, if any.

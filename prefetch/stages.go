@@ -24,6 +24,9 @@ type item struct {
 	task       sampler.Task
 	kind       int // 0: training; k: evaluation set k-1
 	endOfEpoch bool
+	// lastOfEpoch marks the epoch's last batch of any kind: its last
+	// evaluation batch after an epoch that evaluates.
+	lastOfEpoch bool
 }
 
 // sampled is a task's batch.
@@ -105,24 +108,35 @@ func (l *Loader) schedule(to []chan item) {
 	}
 	for e := range l.o.Epochs {
 		t0 := time.Now()
-		tasks := l.plan.Epoch(l.o.Sampler.Seed, e)
+		items := l.epochItems(e)
 		l.stats.busy(stageSchedule, time.Since(t0))
-		for i, t := range tasks {
-			if !send(item{task: t, endOfEpoch: i == len(tasks)-1}) {
+		for _, it := range items {
+			if !send(it) {
 				return
 			}
 		}
-		if !l.o.evaluates(e) {
-			continue
-		}
+	}
+}
+
+// epochItems lists epoch e's tasks in the order they run: its training
+// batches, then, after an epoch that evaluates, each evaluation set's.
+func (l *Loader) epochItems(e int) []item {
+	var items []item
+	tasks := l.plan.Epoch(l.o.Sampler.Seed, e)
+	for i, t := range tasks {
+		items = append(items, item{task: t, endOfEpoch: i == len(tasks)-1})
+	}
+	if l.o.evaluates(e) {
 		for k, set := range l.o.Eval {
 			for _, t := range set.Plan.Epoch(set.Sampler.Seed, e) {
-				if !send(item{task: t, kind: k + 1}) {
-					return
-				}
+				items = append(items, item{task: t, kind: k + 1})
 			}
 		}
 	}
+	if len(items) > 0 {
+		items[len(items)-1].lastOfEpoch = true
+	}
+	return items
 }
 
 // allStopped reports whether the trainers of all ranks have stopped. It

@@ -39,6 +39,11 @@ type Stats struct {
 	Batches                  int64
 	// The input rows of every batch and where they came from.
 	RowsInput, RowsReused, RowsHot, RowsFetched int64
+	// RowsMoved are reused rows moved within the device buffer (block 0's
+	// destinations into its first rows, rows past a shrinking end), and
+	// BytesMovedOnDevice the bytes those moves copied on the device (twice
+	// a row's bytes when the moves went through scratch memory).
+	RowsMoved, BytesMovedOnDevice int64
 	// The fetched rows, by where the gather found them.
 	RowsLocal, RowsRemote int64
 	// Bytes copied to the device, and what copying every input row would
@@ -101,8 +106,9 @@ func (r *statsRecorder) trainerWait(d time.Duration, gotBatch bool) {
 }
 
 // rows records a batch's input rows and where they came from.
-func (r *statsRecorder) rows(input, reused, hot, fetched, rowBytes int64) {
+func (r *statsRecorder) rows(input, reused, hot, fetched, moved, rowBytes int64) {
 	r.mu.Lock()
+	r.s.RowsMoved += moved
 	r.s.RowsInput += input
 	r.s.RowsReused += reused
 	r.s.RowsHot += hot
@@ -118,11 +124,12 @@ func (r *statsRecorder) pulled(local, remote int64) {
 	r.mu.Unlock()
 }
 
-// copied records bytes copied to the device and a change of the device
-// memory held.
-func (r *statsRecorder) copied(bytes, deviceDelta int64) {
+// copied records bytes copied to the device, bytes moved on it and a
+// change of the device memory held.
+func (r *statsRecorder) copied(bytes, movedBytes, deviceDelta int64) {
 	r.mu.Lock()
 	r.s.BytesToDevice += bytes
+	r.s.BytesMovedOnDevice += movedBytes
 	r.s.DeviceBytes += deviceDelta
 	r.s.PeakDeviceBytes = max(r.s.PeakDeviceBytes, r.s.DeviceBytes)
 	r.mu.Unlock()

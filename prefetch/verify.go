@@ -7,7 +7,8 @@ import (
 
 // Verify checks that b's device rows are its input nodes' rows: row
 // InputSlots[i] of b.Features is the row a Store pull returns for
-// Blocks[0].Nodes[i], and block 0's sources point at their rows. It needs
+// Blocks[0].Nodes[i], block 0's destinations are rows 0..NumDst-1 and its
+// sources point at their rows. It needs
 // Options.Verify, copies the batch's rows back from the device, and is
 // collective with the alltoall transport (every rank verifies each of its
 // batches).
@@ -38,6 +39,11 @@ func (l *Loader) Verify(b *Batch) error {
 		}
 	}
 	b0 := b.Blocks[0]
+	for j := range b0.NumDst {
+		if b.InputSlots[j] != int32(j) {
+			return fmt.Errorf("prefetch: batch %d of epoch %d: block 0's destination %d is in row %d, not row %d", b.Number, b.Epoch, j, b.InputSlots[j], j)
+		}
+	}
 	for e, src := range b0.Src {
 		if int(src) >= b.Rows || !bytes.Equal(got[int64(src)*rb:int64(src+1)*rb], want[int64(b.src0[e])*rb:int64(b.src0[e]+1)*rb]) {
 			return fmt.Errorf("prefetch: batch %d of epoch %d: block 0 edge %d's source row %d is not its source's", b.Number, b.Epoch, e, src)

@@ -15,7 +15,7 @@ import (
 )
 
 // Protocol is the version of the control messages (README, Formats).
-const Protocol = 1
+const Protocol = 2
 
 // Array is one array of a batch as the trainer sees it.
 type Array struct {
@@ -54,6 +54,9 @@ type Stats struct {
 	FeatureBytes int64
 	// StoppedEarly says the trainer exited 0 before the last batch.
 	StoppedEarly bool
+	// StrayAcks counts acknowledgements of batches no slot held (repeated,
+	// or of a batch already released).
+	StrayAcks int64
 }
 
 // ErrSignal is wrapped by Run's error when gnnrun was told to stop.
@@ -215,24 +218,30 @@ func (h *handoff) produce(quit chan struct{}) chan produced {
 	return out
 }
 
+// ack is the trainer saying it is done with a batch: its slot and its
+// place in the stream, so that a stray or repeated ack cannot release a
+// later batch of the same slot.
+type ack struct {
+	Type string `json:"type"`
+	Slot int    `json:"slot"`
+	Seq  int64  `json:"seq"`
+}
+
 // readAcks reads the trainer's messages on a goroutine of its own: the
-// slots it is done with; gone closes when the socket does (the trainer
+// batches it is done with; gone closes when the socket does (the trainer
 // closed it or exited).
-func (h *handoff) readAcks() (chan int, chan struct{}) {
-	acks := make(chan int, len(h.slots))
+func (h *handoff) readAcks() (chan ack, chan struct{}) {
+	acks := make(chan ack, 2*len(h.slots))
 	gone := make(chan struct{})
 	go func() {
 		defer close(gone)
 		for {
-			var m struct {
-				Type string `json:"type"`
-				Slot int    `json:"slot"`
-			}
+			var m ack
 			if err := h.ch.recv(&m); err != nil {
 				return
 			}
 			if m.Type == "done" && m.Slot >= 0 && m.Slot < len(h.slots) {
-				acks <- m.Slot
+				acks <- m
 			}
 		}
 	}()
@@ -266,8 +275,19 @@ func (h *handoff) trainerGoneOr(err error) error {
 	return err
 }
 
-// release gives slot k's batch back to the loader.
-func (h *handoff) release(k int) {
+// release gives the acknowledged batch back to the loader, if its slot
+// still holds it (an ack of an earlier batch, or a repeated one, is
+// counted and ignored).
+func (h *handoff) release(a ack) {
+	if b := h.slots[a.Slot].batch; b == nil || b.Seq != a.Seq {
+		h.stats.StrayAcks++
+		return
+	}
+	h.releaseSlot(a.Slot)
+}
+
+// releaseSlot gives slot k's batch back to the loader.
+func (h *handoff) releaseSlot(k int) {
 	s := h.slots[k]
 	if s.batch != nil {
 		s.batch.Release()
@@ -278,7 +298,7 @@ func (h *handoff) release(k int) {
 
 // sendBatch waits for a free slot (releasing what the trainer is done
 // with), writes the batch's arrays into it and tells the trainer.
-func (h *handoff) sendBatch(b *prefetch.Batch, acks chan int, gone chan struct{}, sigs chan os.Signal) error {
+func (h *handoff) sendBatch(b *prefetch.Batch, acks chan ack, gone chan struct{}, sigs chan os.Signal) error {
 	var k int
 	for got := false; !got; {
 		select {
@@ -315,7 +335,7 @@ func (h *handoff) sendBatch(b *prefetch.Batch, acks chan int, gone chan struct{}
 func (h *handoff) close() error {
 	var first error
 	for k, s := range h.slots {
-		h.release(k)
+		h.releaseSlot(k)
 		if s.buf != nil {
 			if err := s.buf.Free(); err != nil && first == nil {
 				first = err

@@ -27,17 +27,19 @@ type newBuffer struct {
 
 // batchMsg is a batch's message (README, Formats: the control channel).
 type batchMsg struct {
-	Type       string              `json:"type"`
-	Slot       int                 `json:"slot"`
-	Kind       string              `json:"kind"`
-	Epoch      int                 `json:"epoch"`
-	Number     int64               `json:"number"`
-	EndOfEpoch bool                `json:"end_of_epoch"`
-	New        []newBuffer         `json:"new,omitempty"`
-	Drop       []int               `json:"drop,omitempty"`
-	X          arrayRef            `json:"x"`
-	Blocks     []blockMsg          `json:"blocks"`
-	Arrays     map[string]arrayRef `json:"arrays"`
+	Type        string              `json:"type"`
+	Slot        int                 `json:"slot"`
+	Kind        string              `json:"kind"`
+	Epoch       int                 `json:"epoch"`
+	Number      int64               `json:"number"`
+	Seq         int64               `json:"seq"`
+	EndOfEpoch  bool                `json:"end_of_epoch"`
+	LastOfEpoch bool                `json:"last_of_epoch"`
+	New         []newBuffer         `json:"new,omitempty"`
+	Drop        []int               `json:"drop,omitempty"`
+	X           arrayRef            `json:"x"`
+	Blocks      []blockMsg          `json:"blocks"`
+	Arrays      map[string]arrayRef `json:"arrays"`
 }
 
 type blockMsg struct {
@@ -128,7 +130,8 @@ func (h *handoff) layout(k int, b *prefetch.Batch) (*batchMsg, []int, error) {
 		return nil, nil, err
 	}
 	dt, row := h.rowType, h.rowShape
-	msg := &batchMsg{Type: "batch", Slot: k, Kind: b.Kind, Epoch: b.Epoch, Number: b.Number, EndOfEpoch: b.EndOfEpoch,
+	msg := &batchMsg{Type: "batch", Slot: k, Seq: b.Seq, Kind: b.Kind, Epoch: b.Epoch, Number: b.Number,
+		EndOfEpoch: b.EndOfEpoch, LastOfEpoch: b.LastOfEpoch,
 		X: arrayRef{Buf: xid, DType: dt.Descr(), Shape: append([]int64{int64(b.Rows)}, row...)}, Blocks: blocks, Arrays: refs}
 	var fds []int
 	msg.New, fds, msg.Drop = h.bufs.take()

@@ -3,19 +3,28 @@
 ``gnnrun train PARTDIR [flags] -- python3 train.py`` starts this trainer on
 every rank, with the ``torch.distributed`` variables set (RANK, WORLD_SIZE,
 LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT) and gnnrun's
-control socket as file descriptor GNNRUN_CONTROL_FD. Then::
+control socket as file descriptor GNNRUN_CONTROL_FD. Then, as with a
+PyTorch ``DataLoader``::
 
     import gnnrun
-    for batch in gnnrun.batches():
-        h = model(batch.x, batch.blocks, batch.input_slots)   # numpy views
-        ...
-        if batch.end_of_epoch: ...
+    loader = gnnrun.loader()
+    for epoch in range(hello["epochs"]):
+        for b in loader:                    # one epoch: its training batches,
+            if b.kind == "train": ...       # then its evaluation batches
+            tb = b.torch()                  # x read-only, zero-copy
+            h = conv(tb.blocks[0], (tb.x, tb.x[:tb.blocks[0].num_dst]))
 
-Nothing is copied on this side: ``batch.x`` (the input nodes' features, in
-the device cache's slot order) is a view of the device buffer itself, and
-the other arrays are views of a shared slot. A batch is valid until the
-next one is asked for: ``batches()`` then tells gnnrun it is done with it,
-and its memory is reused (copy what must outlive it).
+or ``for b in gnnrun.batches(): ...`` over the whole run. ``break``, an
+exception or a new loop all release the batch held, and the next loop goes
+on where the stream is.
+
+Block 0 follows DGL's and PyG's layout: ``x[:num_dst]`` are its
+destinations' rows, and edge i reads ``x[src[i]]`` and ``x[dst[i]]``.
+
+Nothing is copied on this side: ``batch.x`` is a read-only view of the
+device cache's buffer, and the other arrays are read-only views of a shared
+slot. A batch is valid until the next one is asked for or the loop that
+gave it ends (its memory is reused then: copy what must outlive it).
 
 numpy is the only dependency; ``Batch.torch()`` needs torch.
 """
@@ -28,12 +37,13 @@ import socket
 import sys
 import threading
 import time
+import warnings
 
 import numpy as np
 
-__all__ = ["Batch", "Block", "batches", "hello", "stats", "GnnrunGone"]
+__all__ = ["Batch", "Block", "Loader", "loader", "batches", "hello", "stats", "GnnrunGone"]
 
-PROTOCOL = 1
+PROTOCOL = 2
 
 
 class GnnrunGone(RuntimeError):
@@ -41,14 +51,14 @@ class GnnrunGone(RuntimeError):
 
 
 class Block:
-    """One layer of a batch (DGL's message-flow graph).
+    """One layer of a batch (DGL's message-flow graph, PyG's sampled
+    subgraph of one hop).
 
     Edge i runs from source ``src[i]`` to destination ``dst[i]``
-    (``dst[i] < num_dst``). For the outermost block (``blocks[0]``) the
-    sources are rows of ``batch.x`` (slots) and its destinations are the
-    rows ``batch.input_slots[:num_dst]``; for block l > 0 both index the
-    previous layer's output, whose first ``num_dst`` rows are its
-    destinations. The last block's destinations are the seeds, in order.
+    (``dst[i] < num_dst``); the destinations are the first ``num_dst``
+    sources. For the outermost block (``blocks[0]``) both index rows of
+    ``batch.x``; for block l > 0 both index the previous layer's output.
+    The last block's destinations are the seeds, in the order of ``y``.
     """
 
     __slots__ = ("src", "dst", "num_src", "num_dst")
@@ -61,13 +71,20 @@ class Block:
 
 
 class Batch:
-    """A mini-batch as numpy views (see the module's doc for their lifetime).
+    """A mini-batch as read-only numpy views (valid until the next batch is
+    asked for or its loop ends).
 
     kind: "train", or the evaluation set's name ("val", "test").
     epoch, number: its epoch and its number in the epoch's split.
+    seq: its place in this trainer's stream (0, 1, 2, ...).
     end_of_epoch: the last training batch of its epoch.
-    x: [rows, ...] input features in slot order.
-    input_slots: the slot (row of x) of each input node.
+    last_of_epoch: the epoch's last batch of any kind (its last evaluation
+        batch when evaluation sets follow the epoch).
+    x: [rows, ...] input features: rows 0..blocks[0].num_dst-1 are block
+        0's destinations, in order; the other rows hold the other input
+        nodes in the device cache's order (input_slots says where).
+    input_slots: the row of x of each input node (input_slots[i] = i for
+        the destinations).
     blocks: the layers, outermost first.
     y: the seeds' labels (node tasks), or None.
     pos, neg: link tasks: (src, dst) index arrays into the seeds (the last
@@ -80,7 +97,9 @@ class Batch:
         self.kind = msg["kind"]
         self.epoch = msg["epoch"]
         self.number = msg["number"]
+        self.seq = msg["seq"]
         self.end_of_epoch = msg["end_of_epoch"]
+        self.last_of_epoch = msg["last_of_epoch"]
         self.slot = msg["slot"]
         arrays = msg["arrays"]
         self.x = view(msg["x"])
@@ -101,28 +120,29 @@ class Batch:
         return self.blocks[-1].num_dst if self.blocks else 0
 
     def torch(self, device=None):
-        """The batch as torch tensors: x and y share memory with the views
-        (zero-copy on the host); indices become int64 (copied), as torch's
-        indexing wants."""
+        """The batch as torch tensors. On the host, x and y share memory
+        with the views and stay read-only (an in-place write raises
+        RuntimeError); indices become int64 (copied), as torch's indexing
+        wants. With a device, everything is copied there."""
         import torch
 
         def t(a, long=False):
             if a is None:
                 return None
-            out = torch.from_numpy(a.astype(np.int64) if long else a)
+            if long:
+                out = torch.from_numpy(a.astype(np.int64))
+            else:
+                out = _readonly_tensor(a)
             return out.to(device) if device is not None else out
 
-        class TorchBatch:
-            pass
-
         tb = TorchBatch()
-        tb.kind, tb.epoch, tb.number, tb.end_of_epoch = self.kind, self.epoch, self.number, self.end_of_epoch
+        for k in ("kind", "epoch", "number", "seq", "end_of_epoch", "last_of_epoch", "num_seeds"):
+            setattr(tb, k, getattr(self, k))
         tb.x, tb.y = t(self.x), t(self.y)
         tb.input_slots = t(self.input_slots, True)
         tb.blocks = [Block(t(b.src, True), t(b.dst, True), b.num_src, b.num_dst) for b in self.blocks]
         tb.pos = tuple(t(a, True) for a in self.pos) if self.pos else None
         tb.neg = tuple(t(a, True) for a in self.neg) if self.neg else None
-        tb.num_seeds = self.num_seeds
         return tb
 
     def __repr__(self):
@@ -130,8 +150,86 @@ class Batch:
             self.kind, self.epoch, self.number, len(self.input_slots), self.blocks)
 
 
+class TorchBatch:
+    """A Batch as torch tensors (Batch.torch): the same fields."""
+
+    def __repr__(self):
+        return "TorchBatch(%s, epoch %d, number %d, %s)" % (self.kind, self.epoch, self.number, self.blocks)
+
+
+_readonly_cls = None
+
+
+def _readonly_tensor(a):
+    """A torch tensor sharing a's memory that refuses in-place writes, and
+    whose views (slices, reshapes) refuse them too."""
+    global _readonly_cls
+    import torch
+
+    if _readonly_cls is None:
+        _readonly_cls = _make_readonly_class(torch)
+    with warnings.catch_warnings():
+        # from_numpy warns that the array is not writable: that is the point.
+        warnings.simplefilter("ignore", UserWarning)
+        t = torch.from_numpy(a)
+    return t.as_subclass(_readonly_cls)
+
+
+# In-place operations whose names do not end in "_".
+_INPLACE_DUNDERS = frozenset(
+    "__setitem__ __iadd__ __isub__ __imul__ __itruediv__ __ifloordiv__ __imod__ __ipow__ "
+    "__iand__ __ior__ __ixor__ __ilshift__ __irshift__ __imatmul__".split())
+# Methods ending in "_" that change no element.
+_HARMLESS = frozenset(["requires_grad_", "share_memory_", "retain_grad"])
+
+
+def _make_readonly_class(torch):
+    def shares(out, ro):
+        return isinstance(out, torch.Tensor) and out.device == ro.device and out.storage().data_ptr() == ro.storage().data_ptr()
+
+    def writes(name, args, kwargs):
+        if name in _INPLACE_DUNDERS or (name.endswith("_") and not name.startswith("__") and name not in _HARMLESS):
+            return bool(args) and isinstance(args[0], ReadOnlyTensor)
+        if kwargs.get("inplace") and args and isinstance(args[0], ReadOnlyTensor):
+            return True
+        out = kwargs.get("out")
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        return any(isinstance(o, ReadOnlyTensor) for o in outs)
+
+    class ReadOnlyTensor(torch.Tensor):
+        """A read-only tensor over gnnrun's shared memory: the device cache
+        reuses these rows for later batches, so writing them would corrupt
+        those. Results of operations are ordinary tensors, except views of
+        this one's memory, which stay read-only."""
+
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            name = getattr(func, "__name__", "")
+            if writes(name, args, kwargs):
+                raise RuntimeError(
+                    "gnnrun: batch features are read-only (%s would write them in place, and the device cache "
+                    "reuses these rows for later batches): use an out-of-place op, or copy with .clone()" % name)
+            with torch._C.DisableTorchFunction():
+                out = func(*args, **kwargs)
+                ro = [a for a in args if isinstance(a, ReadOnlyTensor)]
+                return _wrap(out, ro)
+
+    def _wrap(out, ro):
+        if isinstance(out, (tuple, list)):
+            return type(out)(_wrap(o, ro) for o in out)
+        if isinstance(out, torch.Tensor) and type(out) is not ReadOnlyTensor and any(shares(out, r) for r in ro):
+            return out.as_subclass(ReadOnlyTensor)
+        if type(out) is ReadOnlyTensor and not any(shares(out, r) for r in ro):
+            return out.as_subclass(torch.Tensor)
+        return out
+
+    return ReadOnlyTensor
+
+
 class _Channel:
-    """The control socket and the shared buffers it introduced."""
+    """The control socket, the shared buffers it introduced, and the one
+    batch this trainer holds."""
 
     def __init__(self):
         fd = os.environ.get("GNNRUN_CONTROL_FD")
@@ -141,10 +239,13 @@ class _Channel:
         self.maps = {}
         self.wait = self.handoff = 0.0
         self.count = 0
+        self.held = None  # (slot, seq) of the batch handed out last
+        self.ended = False
         _watch_parent()
         self.hello = self.recv()
         if self.hello.get("type") != "hello" or self.hello.get("protocol") != PROTOCOL:
-            raise RuntimeError("gnnrun: unexpected first message %r (protocol %d expected)" % (self.hello, PROTOCOL))
+            raise RuntimeError("gnnrun: unexpected first message %r (protocol %d expected): "
+                               "is this client as new as the gnnrun binary?" % (self.hello, PROTOCOL))
 
     def recv(self):
         t0 = time.perf_counter()
@@ -160,7 +261,8 @@ class _Channel:
             if nb.get("kind", "host") != "host":
                 raise RuntimeError("gnnrun: buffers of kind %r are not supported by this client" % nb.get("kind"))
             size = nb["size"]
-            self.maps[nb["id"]] = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE) if size else None
+            # Read-only: the device buffers are the cache later batches reuse.
+            self.maps[nb["id"]] = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ) if size else None
             os.close(fd)
         for fd in fds[len(msg.get("new", [])):]:
             os.close(fd)
@@ -175,14 +277,37 @@ class _Channel:
         shape = tuple(ref["shape"])
         n = int(np.prod(shape, dtype=np.int64))
         if n == 0:
-            return np.empty(shape, dtype)
+            a = np.empty(shape, dtype)
+            a.flags.writeable = False
+            return a
         return np.frombuffer(self.maps[ref["buf"]], dtype=dtype, count=n, offset=ref["offset"]).reshape(shape)
 
-    def done(self, slot):
+    def release(self):
+        """Tells gnnrun this trainer is done with the batch it holds."""
+        if self.held is None:
+            return
+        slot, seq = self.held
+        self.held = None
         try:
-            self.sock.send(json.dumps({"type": "done", "slot": slot}).encode())
+            self.sock.send(json.dumps({"type": "done", "slot": slot, "seq": seq}).encode())
         except OSError as e:
             raise GnnrunGone("gnnrun: the gnnrun rank feeding this trainer is gone (%s)" % e) from None
+
+    def next(self):
+        """Releases the batch held and returns the next, or None at the end."""
+        self.release()
+        if self.ended:
+            return None
+        msg = self.recv()
+        if msg["type"] == "end":
+            self.ended = True
+            return None
+        t0 = time.perf_counter()
+        b = Batch(msg, self.view)
+        self.handoff += time.perf_counter() - t0
+        self.count += 1
+        self.held = (b.slot, b.seq)
+        return b
 
 
 _channel = None
@@ -198,28 +323,89 @@ def _get():
 def hello():
     """What gnnrun says of the run: rank, world_size, task, feature_dtype,
     feature_shape, classes (node tasks with labels), epochs,
-    batches_per_epoch, eval (the evaluation sets' names)."""
+    batches_per_epoch, eval (the evaluation sets' names and batches)."""
     return dict(_get().hello)
 
 
+class _Pass:
+    """One pass over the stream: an iterator that hands out batches until
+    the end of the run (or, for one epoch, after the epoch's last batch),
+    and releases the batch it gave last when asked for the next, when it
+    stops, when closed, or when dropped (``break``, an exception)."""
+
+    def __init__(self, one_epoch):
+        self.ch = _get()
+        self.one_epoch = one_epoch
+        self.done = False
+        self.mine = None  # (slot, seq) this pass handed out and may release
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self.done:
+            self._release()
+            raise StopIteration
+        b = self.ch.next()
+        if b is None:
+            self.done = True
+            raise StopIteration
+        self.mine = self.ch.held
+        if self.one_epoch and b.last_of_epoch:
+            self.done = True
+        return b
+
+    def _release(self):
+        if self.mine is not None and self.ch.held == self.mine:
+            self.ch.release()
+        self.mine = None
+
+    def close(self):
+        """Releases the batch this pass handed out last; the pass ends."""
+        self.done = True
+        self._release()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # the rank may be gone; nothing to release then
+            pass
+
+
+class Loader:
+    """Re-iterable like a PyTorch ``DataLoader``: each ``for b in loader``
+    is one epoch's batches, the training batches then the evaluation
+    batches that follow that epoch (``b.kind`` tells them apart), picking
+    up where the stream is. ``len(loader)`` is the batches of an epoch
+    that evaluates."""
+
+    def __iter__(self):
+        return _Pass(one_epoch=True)
+
+    def __len__(self):
+        h = _get().hello
+        return h["batches_per_epoch"] + sum(e["batches"] for e in h.get("eval", []))
+
+
+def loader():
+    """The run's batches, an epoch per iteration: ``for epoch in ...: for
+    b in loader: ...``."""
+    return Loader()
+
+
 def batches():
-    """Yields every batch gnnrun hands this trainer, in order, until the
-    end of the run. Asking for the next batch releases the previous one."""
-    ch = _get()
-    prev = None
-    while True:
-        if prev is not None:
-            ch.done(prev)
-            prev = None
-        msg = ch.recv()
-        if msg["type"] == "end":
-            return
-        t0 = time.perf_counter()
-        b = Batch(msg, ch.view)
-        ch.handoff += time.perf_counter() - t0
-        ch.count += 1
-        prev = b.slot
-        yield b
+    """An iterator over every batch gnnrun hands this trainer, in order,
+    until the end of the run. Asking for the next batch, leaving the loop
+    (break, an exception) or close() releases the batch held; a new
+    ``batches()`` goes on where the stream is."""
+    return _Pass(one_epoch=False)
 
 
 def stats():

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// apiRun is what testdata/api_trainer.py wrote for one rank.
+type apiRun struct {
+	Batches []struct {
+		Kind          string
+		Epoch, Number int
+		Seq           int64
+		EndOfEpoch    bool `json:"end_of_epoch"`
+		LastOfEpoch   bool `json:"last_of_epoch"`
+	}
+	BadEdges       int     `json:"bad_edges"`
+	CheckedEdges   int     `json:"checked_edges"`
+	AcceptedWrites int     `json:"accepted_writes"`
+	Ended          float64 `json:"ended"`
+}
+
+// stream is a rank's batches as comparable strings.
+func (r apiRun) stream() []string {
+	var out []string
+	for _, b := range r.Batches {
+		out = append(out, fmt.Sprintf("%s e%d b%d #%d", b.Kind, b.Epoch, b.Number, b.Seq))
+	}
+	return out
+}
+
+// apiGraph generates a small graph, dispatches it into K = 4 partitions
+// and returns the partitions and the folder of the input's feature chunks.
+func apiGraph(t *testing.T) (parts, feat string) {
+	t.Helper()
+	g := genSmall(t, false)
+	asg := filepath.Join(t.TempDir(), "asg")
+	mustRun(t, 2, "partition", "--in", g, "--parts", "4", "--balance", "nodes,train", "--out", asg)
+	parts = filepath.Join(t.TempDir(), "parts")
+	mustRun(t, 2, "dispatch", "--in", g, "--assignment", asg, "--out", parts)
+	return parts, filepath.Join(g, "node_data", "_N")
+}
+
+// runAPITrainer runs testdata/api_trainer.py in a mode under gnnrun train
+// on np ranks and returns what each rank's trainer wrote, checking that
+// the job ended within 10 s of the last trainer and left nothing in
+// /dev/shm.
+func runAPITrainer(t *testing.T, parts, feat string, np int, mode string, flags ...string) []apiRun {
+	t.Helper()
+	script, _ := filepath.Abs(filepath.Join("testdata", "api_trainer.py"))
+	out, vader := t.TempDir(), t.TempDir()
+	before := map[string]bool{}
+	for _, n := range shmEntries(t) {
+		before[n] = true
+	}
+	args := append([]string{"train", parts, "--fanouts", "4,3", "--batch-size", "16", "--epochs", "3", "--seed", "5", "--ids"}, flags...)
+	args = append(args, "--", pythonBin, script, mode)
+	// OpenMPI's shared-memory segments go to a folder of this run's, so
+	// that other jobs' in /dev/shm are not taken for this one's.
+	env := []string{"OUT_DIR=" + out, "FEAT=" + feat, "OMPI_MCA_btl_vader_backing_directory=" + vader}
+	r := runGnnrun(t, np, 2*time.Minute, env, args...)
+	end := time.Now()
+	if r.err != nil {
+		t.Fatalf("%s P=%d %v: %v", mode, np, flags, r)
+	}
+	runs := make([]apiRun, np)
+	for rk := range np {
+		blob, err := os.ReadFile(filepath.Join(out, fmt.Sprintf("%d.json", rk)))
+		if err != nil {
+			t.Fatalf("%s P=%d: %v", mode, np, err)
+		}
+		if err := json.Unmarshal(blob, &runs[rk]); err != nil {
+			t.Fatal(err)
+		}
+		ended := time.Unix(0, int64(runs[rk].Ended*1e9))
+		if d := end.Sub(ended); d > 10*time.Second {
+			t.Errorf("%s P=%d: the job ended %v after rank %d's trainer", mode, np, d, rk)
+		}
+	}
+	for _, n := range shmEntries(t) {
+		if !before[n] && !strings.HasPrefix(n, "vader_segment.") {
+			t.Errorf("%s P=%d: left /dev/shm/%s", mode, np, n)
+		}
+	}
+	if left, _ := os.ReadDir(vader); len(left) > 0 {
+		t.Errorf("%s P=%d: left OpenMPI's segment %s", mode, np, left[0].Name())
+	}
+	return runs
+}
+
+// checkStream checks one rank's batches: numbered 0, 1, 2, ... with none
+// lost or repeated, every epoch's batches together and in order, each
+// epoch's training batches before its evaluation batches, the marks on
+// the right batches, and block 0's rows all the input's.
+func checkStream(t *testing.T, what string, r apiRun, epochs int) {
+	t.Helper()
+	if r.CheckedEdges == 0 || r.BadEdges != 0 {
+		t.Errorf("%s: %d of %d edges of block 0 read other rows than their endpoints'", what, r.BadEdges, r.CheckedEdges)
+	}
+	lastEpoch, lastKind := 0, "train"
+	for i, b := range r.Batches {
+		switch {
+		case b.Seq != int64(i):
+			t.Fatalf("%s: batch %d of the stream has seq %d", what, i, b.Seq)
+		case b.Epoch < lastEpoch || (b.Epoch == lastEpoch && b.Kind == "train" && lastKind != "train"):
+			t.Fatalf("%s: %s batch of epoch %d after a %s batch of epoch %d", what, b.Kind, b.Epoch, lastKind, lastEpoch)
+		}
+		next := i + 1 < len(r.Batches)
+		if want := !next || r.Batches[i+1].Epoch != b.Epoch; b.LastOfEpoch != want {
+			t.Errorf("%s: batch %d (%s, epoch %d): last_of_epoch %v", what, i, b.Kind, b.Epoch, b.LastOfEpoch)
+		}
+		if want := b.Kind == "train" && (!next || r.Batches[i+1].Kind != "train" || r.Batches[i+1].Epoch != b.Epoch); b.EndOfEpoch != want {
+			t.Errorf("%s: batch %d (%s, epoch %d): end_of_epoch %v", what, i, b.Kind, b.Epoch, b.EndOfEpoch)
+		}
+		lastEpoch, lastKind = b.Epoch, b.Kind
+	}
+	if lastEpoch != epochs-1 {
+		t.Errorf("%s: the stream ended at epoch %d of %d", what, lastEpoch, epochs)
+	}
+}
+
+// TestTrainerLoopsUnderMPI: the loop shapes PyTorch users write — an
+// epoch loop over a re-iterable loader, the whole stream broken at every
+// epoch's end, an exception in the loop caught outside and the loop
+// entered again, `with` blocks broken out of — at P = 1 and 2, with the
+// reuse cache and without: none hangs, every rank's trainer gets the
+// whole stream in order (the same as the plain epoch loop's), block 0's
+// rows are the input's for every edge, and the job ends within 10 s of
+// the trainers leaving nothing in /dev/shm.
+func TestTrainerLoopsUnderMPI(t *testing.T) {
+	needPython(t, false)
+	parts, feat := apiGraph(t)
+	for _, np := range []int{1, 2} {
+		for _, cache := range []string{"reuse", "none"} {
+			var want [][]string
+			for _, mode := range []string{"loader", "break", "exception", "context"} {
+				what := fmt.Sprintf("%s P=%d cache %s", mode, np, cache)
+				runs := runAPITrainer(t, parts, feat, np, mode, "--cache", cache)
+				for rk, r := range runs {
+					checkStream(t, fmt.Sprintf("%s rank %d", what, rk), r, 3)
+					if want == nil {
+						continue
+					}
+					if got := r.stream(); !slices.Equal(got, want[rk]) {
+						t.Errorf("%s rank %d: the stream differs from the epoch loop's:\n%v\n%v", what, rk, got, want[rk])
+					}
+				}
+				if want == nil {
+					for _, r := range runs {
+						want = append(want, r.stream())
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestTrainerBatchesReadOnlyUnderMPI: over every batch of a 3-epoch run
+// with the reuse and hot caches at P = 2, in-place writes to x (numpy's,
+// torch's, dropout and relu with inplace=True, out=, +=, views) all
+// raise, and block 0's rows stay the input's; a repeated acknowledgement
+// of an earlier batch does not release the batch the trainer holds.
+func TestTrainerBatchesReadOnlyUnderMPI(t *testing.T) {
+	needPython(t, true)
+	parts, feat := apiGraph(t)
+	for _, mode := range []string{"writes", "stray"} {
+		runs := runAPITrainer(t, parts, feat, 2, mode, "--cache", "reuse", "--hot-cache", "256")
+		for rk, r := range runs {
+			what := fmt.Sprintf("%s rank %d", mode, rk)
+			checkStream(t, what, r, 3)
+			if r.AcceptedWrites != 0 {
+				t.Errorf("%s: %d in-place writes to the batch's features were accepted", what, r.AcceptedWrites)
+			}
+		}
+	}
+}
