@@ -111,7 +111,7 @@ func checkStream(t *testing.T, what string, r apiRun, epochs int) {
 		case b.Epoch < lastEpoch || (b.Epoch == lastEpoch && b.Kind == "train" && lastKind != "train"):
 			t.Fatalf("%s: %s batch of epoch %d after a %s batch of epoch %d", what, b.Kind, b.Epoch, lastKind, lastEpoch)
 		}
-		next := i + 1 < len(r.Batches)
+		next := i+1 < len(r.Batches)
 		if want := !next || r.Batches[i+1].Epoch != b.Epoch; b.LastOfEpoch != want {
 			t.Errorf("%s: batch %d (%s, epoch %d): last_of_epoch %v", what, i, b.Kind, b.Epoch, b.LastOfEpoch)
 		}
