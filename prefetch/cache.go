@@ -44,9 +44,13 @@ type Update struct {
 	// Rows copied from the host: the row of input node Fetch[k] into
 	// FetchSlots[k].
 	Fetch, FetchSlots []int32
+	// Rows of input nodes of types without features that were not held:
+	// set to zero on the device (Classify leaves them in Fetch; the
+	// loader moves them here).
+	ZeroSlots []int32
 	// Input nodes kept from before (in place or moved), copied from the
-	// hot cache, copied from the host; they add up to Size.
-	Reused, Hot, Fetched int
+	// hot cache, copied from the host, zeroed; they add up to Size.
+	Reused, Hot, Fetched, Zero int
 }
 
 // classifier keeps the scratch memory of Classify between batches; its

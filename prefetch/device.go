@@ -78,7 +78,7 @@ func (d *deviceBuffer) ensure(s cuda.Stream, n, keep int64) error {
 // apply turns the buffer's rows into the batch's: moves within it, rows
 // from the hot cache, rows copied from the host. It returns the bytes the
 // moves copied on the device.
-func (d *deviceBuffer) apply(s cuda.Stream, up *Update, host []byte, rb int, hot *hotCache) (int64, error) {
+func (d *deviceBuffer) apply(s cuda.Stream, up *Update, host []byte, rb int, hot *hotCache, zero *zeroRows) (int64, error) {
 	rows := max(d.rows, up.Size)
 	if err := d.ensure(s, int64(rows)*int64(rb), int64(d.rows)*int64(rb)); err != nil {
 		return 0, err
@@ -87,7 +87,7 @@ func (d *deviceBuffer) apply(s cuda.Stream, up *Update, host []byte, rb int, hot
 	if err != nil {
 		return 0, err
 	}
-	if err := d.copyIn(s, up, host, rb, hot); err != nil {
+	if err := d.copyIn(s, up, host, rb, hot, zero); err != nil {
 		return 0, err
 	}
 	d.rows = up.Size
@@ -130,11 +130,16 @@ func (d *deviceBuffer) move(s cuda.Stream, up *Update, rb int) (int64, error) {
 	return 2 * int64(n) * int64(rb), s.CopyRows(d.buf, up.MovesTo, d.scratch, d.ident[:n], rb)
 }
 
-// copyIn copies the rows the buffer lacks: from the hot cache, from the
-// host.
-func (d *deviceBuffer) copyIn(s cuda.Stream, up *Update, host []byte, rb int, hot *hotCache) error {
+// copyIn copies the rows the buffer lacks: from the hot cache, the zero
+// row (featureless nodes), the host.
+func (d *deviceBuffer) copyIn(s cuda.Stream, up *Update, host []byte, rb int, hot *hotCache, zero *zeroRows) error {
 	if len(up.HotSlots) > 0 {
 		if err := s.CopyRows(d.buf, up.HotSlots, hot.buf, up.HotRows, rb); err != nil {
+			return err
+		}
+	}
+	if len(up.ZeroSlots) > 0 {
+		if err := s.CopyRows(d.buf, up.ZeroSlots, zero.buf, zero.rows(len(up.ZeroSlots)), rb); err != nil {
 			return err
 		}
 	}
@@ -182,7 +187,7 @@ func (l *Loader) copyOne(g *gatheredBatch) (*Batch, error) {
 	}
 	d := l.devs[g.dev]
 	before := d.bytes()
-	moved, err := d.apply(l.stream, g.up, g.host.rows, l.rowBytes, l.hot)
+	moved, err := d.apply(l.stream, g.up, g.host.rows, l.rowBytes, l.hot, l.zero)
 	if err == nil {
 		err = l.stream.Sync()
 	}
@@ -193,7 +198,8 @@ func (l *Loader) copyOne(g *gatheredBatch) (*Batch, error) {
 	l.stats.copied(int64(len(g.up.FetchSlots))*int64(l.rowBytes), moved, d.bytes()-before)
 	free := l.free[g.dev]
 	b := &Batch{Batch: g.batch, Features: d.buf, Buffer: g.dev, Rows: g.up.Size, RowBytes: l.rowBytes, InputSlots: g.up.SlotOf,
-		Kind: l.kindName(g.kind), EndOfEpoch: g.endOfEpoch, LastOfEpoch: g.lastOfEpoch, Seq: g.seq, Reused: g.up.Reused, Hot: g.up.Hot, Fetched: g.up.Fetched, src0: g.src0}
+		Kind: l.kindName(g.kind), EndOfEpoch: g.endOfEpoch, LastOfEpoch: g.lastOfEpoch, Seq: g.seq, Reused: g.up.Reused, Hot: g.up.Hot, Fetched: g.up.Fetched, Zero: g.up.Zero, src0: g.src0,
+		RowTypes: g.rowTypes, RowTypeIDs: g.rowTypeIDs}
 	b.release = func() { free <- struct{}{} }
 	return b, nil
 }

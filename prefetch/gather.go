@@ -16,6 +16,9 @@ type gatheredBatch struct {
 	host *hostBuffer
 	dev  int     // the device buffer it goes to
 	src0 []int32 // block 0's sources before renumbering (Options.Verify)
+	// Per device row: its node's type and type ID (several node types).
+	rowTypes   []int16
+	rowTypeIDs []int64
 }
 
 // hostBuffer is a gathered batch's rows; it returns to the pool once
@@ -73,6 +76,7 @@ func (l *Loader) gatherOne(cls *classifier, pred []Slots, s sampled) (*gatheredB
 		return nil, fmt.Errorf("prefetch: batch %d of epoch %d: %w", s.task.Number, s.task.Epoch, err)
 	}
 	pred[dev] = append(pred[dev][:0], up.After...)
+	blank := l.rows.zeroFeatureless(up, nodes, l.served.Book)
 	host := l.getHostBuffer(len(up.Fetch) * l.rowBytes)
 	if err := l.pullRows(nodes, up.Fetch, host.rows); err != nil {
 		return nil, err
@@ -87,8 +91,12 @@ func (l *Loader) gatherOne(cls *classifier, pred []Slots, s sampled) (*gatheredB
 	for e, src := range b0.Src {
 		b0.Src[e] = up.SlotOf[src]
 	}
-	l.stats.rows(int64(len(nodes)), int64(up.Reused), int64(up.Hot), int64(up.Fetched), int64(len(up.MovesFrom)), int64(l.rowBytes))
-	return &gatheredBatch{sampled: s, up: up, host: host, dev: dev, src0: src0}, nil
+	l.stats.rows(int64(len(nodes)), int64(up.Reused), int64(up.Hot), int64(up.Fetched), int64(blank), int64(len(up.MovesFrom)), int64(l.rowBytes))
+	g := &gatheredBatch{sampled: s, up: up, host: host, dev: dev, src0: src0}
+	if l.types != nil {
+		g.rowTypes, g.rowTypeIDs = l.types.rowTypes(up.After)
+	}
+	return g, nil
 }
 
 // pullRows pulls the feature rows of nodes[fetch[k]] into rows at k and
@@ -98,23 +106,26 @@ func (l *Loader) pullRows(nodes []int64, fetch []int32, rows []byte) error {
 	for k, i := range fetch {
 		ids[k] = nodes[i]
 	}
-	local, remote, err := pullTyped(l.served, l.stores, l.o.Feature, ids, rows, l.rowBytes)
+	local, remote, err := pullTyped(l.served, l.stores, ids, rows, l.rowBytes)
 	l.stats.pulled(local, remote)
 	return err
 }
 
 // pullTyped pulls the feature row of every node of ids into rows (row k
 // for ids[k], rows of rowBytes) from the stores, one per node type, and
-// returns how many rows were local and remote. It pulls once per store,
-// with or without IDs of its type: the alltoall pulls are collective.
-func pullTyped(s *shard.Served, stores []*shard.Store, feature string, ids []int64, rows []byte, rowBytes int) (int64, int64, error) {
+// returns how many rows were local and remote. A type's row narrower than
+// rowBytes goes at the start of its row, the rest zero; a node of a type
+// without a store gets a zero row. It pulls once per store, with or
+// without IDs of its type: the alltoall pulls are collective.
+func pullTyped(s *shard.Served, stores []*shard.Store, ids []int64, rows []byte, rowBytes int) (int64, int64, error) {
 	rb := int64(rowBytes)
 	byType := make([][]int64, len(stores))
 	at := make([][]int, len(stores))
 	for k, v := range ids {
 		t := s.Book.NodeType(v)
 		if stores[t] == nil {
-			return 0, 0, fmt.Errorf("prefetch: input node %d is of type %s, which has no node array %q", v, s.Config.NodeTypes[t], feature)
+			clear(rows[int64(k)*rb : int64(k+1)*rb])
+			continue
 		}
 		byType[t], at[t] = append(byType[t], v), append(at[t], k)
 	}
@@ -130,8 +141,11 @@ func pullTyped(s *shard.Served, stores []*shard.Store, feature string, ids []int
 		}
 		after := st.Stats()
 		local, remote = local+after.LocalRows-before.LocalRows, remote+after.RemoteRows-before.RemoteRows
+		w := int64(st.RowBytes())
 		for n, k := range at[t] {
-			copy(rows[int64(k)*rb:int64(k+1)*rb], got[int64(n)*rb:int64(n+1)*rb])
+			row := rows[int64(k)*rb : int64(k+1)*rb]
+			copy(row, got[int64(n)*w:int64(n+1)*w])
+			clear(row[w:])
 		}
 	}
 	return local, remote, nil

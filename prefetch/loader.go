@@ -42,9 +42,13 @@ type Batch struct {
 	// Seq is the batch's place in the rank's stream: 0, 1, 2, ...
 	Seq int64
 	// Where the rows came from: kept on the device from an earlier batch,
-	// copied from the static hot cache on the device, or copied from the
-	// host.
-	Reused, Hot, Fetched int
+	// copied from the static hot cache on the device, copied from the
+	// host, or zeroed on the device (nodes of types without features).
+	Reused, Hot, Fetched, Zero int
+	// RowTypes and RowTypeIDs are, per row of Features, its node's type
+	// and type ID (Types.NumNodes); nil when the graph has one node type.
+	RowTypes   []int16
+	RowTypeIDs []int64
 
 	release func()
 	src0    []int32 // block 0's sources before renumbering (Options.Verify)
@@ -88,10 +92,11 @@ type Loader struct {
 	samplers [][]*sampler.Sampler // per worker: train's, then each evaluation set's
 	stores   []*shard.Store       // per node type: its feature rows (nil without)
 	verify   []*shard.Store       // per node type, for Verify (own communicator)
-	rowBytes int
-	rowType  graph.DType // of the feature rows
-	rowShape []int64     // of one feature row
+	rows     rowLayout            // of the device buffers' rows
+	rowBytes int                  // rows.bytes
+	types    *typeIndex           // nil with one node type
 	hot      *hotCache
+	zero     *zeroRows       // the source of featureless nodes' rows (nil when every type has features)
 	devs     []*deviceBuffer // the device stage's buffers, used in turn
 	free     []chan struct{} // per buffer: a token while no batch holds it
 	stream   cuda.Stream
@@ -182,11 +187,12 @@ func (l *Loader) open() error {
 	if l.stores, err = openStores(l.c, l.served, l.o.Feature, l.o.Sampler.Transport); err != nil {
 		return err
 	}
-	for ti, st := range l.stores {
-		if st != nil {
-			ten := l.served.Parts[0].NodeFeat(l.served.Config.NodeTypes[ti], l.o.Feature)
-			l.rowBytes, l.rowType, l.rowShape = st.RowBytes(), ten.DType, ten.RowShape()
-		}
+	if l.rows, err = storesLayout(l.served, l.o.Feature, l.stores); err != nil {
+		return err
+	}
+	l.rowBytes = l.rows.bytes
+	if nt := len(l.served.Config.NodeTypes); nt > 1 {
+		l.types = newTypeIndex(l.served.Book, nt)
 	}
 	if l.o.Verify {
 		if l.verify, err = openStores(l.c, l.served, l.o.Feature, l.o.Sampler.Transport); err != nil {
@@ -204,6 +210,12 @@ func (l *Loader) open() error {
 			return err
 		}
 		l.stats.copied(0, 0, l.hot.buf.Len())
+	}
+	if l.rows.anyBlank {
+		if l.zero, err = newZeroRows(l.o.Device, l.stream, l.rowBytes); err != nil {
+			return err
+		}
+		l.stats.copied(0, 0, int64(l.rowBytes))
 	}
 	for range l.o.DeviceDepth + 1 {
 		l.devs = append(l.devs, newDeviceBuffer(l.o.Device))
@@ -284,8 +296,21 @@ func (l *Loader) MaxInFlight() int {
 // (Batch.Buffer): the most batches a trainer can hold at once.
 func (l *Loader) DeviceBuffers() int { return len(l.devs) }
 
-// RowBytes returns the bytes of one feature row.
+// RowBytes returns the bytes of one feature row of the device buffers
+// (the widest node type's row).
 func (l *Loader) RowBytes() int { return l.rowBytes }
+
+// Types returns the graph's node and edge types and their feature rows.
+func (l *Loader) Types() Types {
+	cfg := l.served.Config
+	t := Types{NodeTypes: cfg.NodeTypes, EdgeTypes: cfg.EdgeTypes, FeatureShapes: l.rows.shapes}
+	if l.types != nil {
+		t.NumNodes = l.types.count
+	} else {
+		t.NumNodes = []int64{l.served.Book.NumNodes()}
+	}
+	return t
+}
 
 // Close stops the pipeline and releases it. When the trainer stopped
 // before the last batch, the pipeline goes on, discarding its batches,
@@ -335,6 +360,7 @@ func (l *Loader) closeResources() error {
 	if l.hot != nil {
 		keep(l.hot.free())
 	}
+	keep(l.zero.free())
 	for _, d := range l.devs {
 		keep(d.free())
 	}
@@ -352,12 +378,11 @@ func (l *Loader) closeResources() error {
 }
 
 // openStores opens, for every node type with the feature array, a store
-// of its rows on its own communicator, and checks that the types' rows
-// are alike. It is collective.
+// of its rows on its own communicator. It is collective.
 func openStores(c *collective.Comm, s *shard.Served, name string, t shard.Transport) ([]*shard.Store, error) {
 	stores := make([]*shard.Store, len(s.Config.NodeTypes))
-	var first *graph.Tensor
 	var err error
+	found := false
 	for ti, nt := range s.Config.NodeTypes {
 		has, herr := s.HasNodeArray(c, nt, name)
 		if herr != nil {
@@ -366,31 +391,44 @@ func openStores(c *collective.Comm, s *shard.Served, name string, t shard.Transp
 		if !has {
 			continue
 		}
+		found = true
 		if stores[ti], err = shard.NewStore(c, s, nt, name, t); err != nil {
 			break
 		}
-		ten := s.Parts[0].NodeFeat(nt, name)
-		if first != nil && (ten.DType != first.DType || !slices.Equal(ten.RowShape(), first.RowShape())) {
-			err = fmt.Errorf("prefetch: node array %q has rows of %s%v for one node type and %s%v for %s; the loader gathers one kind of row",
-				name, first.DType, first.RowShape(), ten.DType, ten.RowShape(), nt)
-			break
-		}
-		first = ten
 	}
-	if err == nil && first == nil {
+	if err == nil && !found {
 		err = fmt.Errorf("prefetch: no node type has the node array %q to gather (%s)", name, s.ConfigPath)
 	}
 	if err != nil {
-		for _, st := range stores {
-			if st != nil {
-				st.Close()
-			}
-		}
+		closeStores(stores)
 		return nil, err
 	}
 	return stores, nil
 }
 
-// FeatureRow returns the type and shape of one feature row (the shape of
-// a batch's rows is its Rows followed by this).
-func (l *Loader) FeatureRow() (graph.DType, []int64) { return l.rowType, l.rowShape }
+func closeStores(stores []*shard.Store) {
+	for _, st := range stores {
+		if st != nil {
+			st.Close()
+		}
+	}
+}
+
+// storesLayout lays out the device rows of the stores' node types
+// (newRowLayout).
+func storesLayout(s *shard.Served, name string, stores []*shard.Store) (rowLayout, error) {
+	types := s.Config.NodeTypes
+	dtypes, shapes := make([]graph.DType, len(types)), make([][]int64, len(types))
+	for ti, st := range stores {
+		if st != nil {
+			ten := s.Parts[0].NodeFeat(types[ti], name)
+			dtypes[ti], shapes[ti] = ten.DType, append([]int64{}, ten.RowShape()...) // not nil: the type has features
+		}
+	}
+	return newRowLayout(name, types, dtypes, shapes)
+}
+
+// FeatureRow returns the type and shape of one feature row of the device
+// buffers (the shape of a batch's rows is its Rows followed by this): the
+// widest node type's, narrower types' rows at its start and zero beyond.
+func (l *Loader) FeatureRow() (graph.DType, []int64) { return l.rows.dtype, l.rows.shape }

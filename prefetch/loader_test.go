@@ -165,7 +165,7 @@ func testPlan(c *collective.Comm, s *shard.Served, task string, o *Options) (*sa
 	nt := s.Config.NodeTypes[0]
 	o.Sampler.Labels = sampler.LabelSpec{NType: nt, Name: "label"}
 	if o.EvalEvery > 0 {
-		val, err := sampler.NewNodePlan(c, s, nt, "val_mask", 24, sampler.Complete())
+		val, err := sampler.NewNodePlan(c, s, nt, "val_mask", 24)
 		if err != nil {
 			return nil, err
 		}
@@ -444,5 +444,81 @@ func TestMeasureStagesAlone(t *testing.T) {
 			}
 			return s.Close()
 		})
+	}
+}
+
+// Every training node reaches the trainers exactly once per epoch when the
+// batches do not divide among the ranks (some ranks run an empty batch),
+// and Trained counts them so.
+func TestLoaderTrainsEveryNode(t *testing.T) {
+	g := testgraph.Get(t, testgraph.Spec{K: 4, FeatDim: 5})
+	const p = 4
+	o := testOptions()
+	var mu sync.Mutex
+	seeds := make([][]int64, o.Epochs) // per epoch, the seeds of every rank's training batches
+	trained := make([]int64, o.Epochs)
+	var items, empty int64
+	testgraph.World(t, p, func(c *collective.Comm) error {
+		o := o
+		s, err := shard.Serve(c, g.Parts)
+		if err != nil {
+			return err
+		}
+		dev, err := cuda.Open(cuda.Host, 0)
+		if err != nil {
+			return err
+		}
+		pl, err := testPlan(c, s, "node", &o)
+		if err != nil {
+			return err
+		}
+		o.Device = dev
+		l, err := New(c, s, pl, o)
+		if err != nil {
+			return err
+		}
+		for {
+			b, err := l.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			seeds[b.Epoch] = append(seeds[b.Epoch], b.Seeds...)
+			mu.Unlock()
+			b.Release()
+		}
+		got, n := l.Trained()
+		mu.Lock()
+		for e, k := range got {
+			trained[e] += k
+		}
+		items, empty = n, pl.Stats().Empty
+		mu.Unlock()
+		if err := l.Close(); err != nil {
+			return err
+		}
+		if err := dev.Close(); err != nil {
+			return err
+		}
+		return s.Close()
+	})
+	var want []int64
+	for v, o := range g.Orig {
+		if g.Train[o] {
+			want = append(want, v)
+		}
+	}
+	slices.Sort(want)
+	if empty == 0 || items != int64(len(want)) {
+		t.Fatalf("the split has %d empty batches and %d items; the test wants some empty and the %d training nodes", empty, items, len(want))
+	}
+	for e := range o.Epochs {
+		slices.Sort(seeds[e])
+		if !slices.Equal(seeds[e], want) || trained[e] != items {
+			t.Errorf("epoch %d: the trainers got %d seeds (Trained says %d), not the %d training nodes once each", e, len(seeds[e]), trained[e], len(want))
+		}
 	}
 }

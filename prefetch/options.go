@@ -54,8 +54,10 @@ type Options struct {
 	Sampler sampler.Options
 	// Epochs to run, and the seed of the split and the draws.
 	Epochs int
-	// Feature names the node array gathered for the input nodes (every
-	// node type that has it; the types' rows must be alike).
+	// Feature names the node array gathered for the input nodes: every
+	// node type that has it, in one dtype, vectors of different widths
+	// padded to the widest; the input nodes of types without it get zero
+	// rows, set on the device.
 	Feature string
 	// Device receives the feature rows; the loader does not close it.
 	Device cuda.Device

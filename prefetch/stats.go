@@ -39,6 +39,10 @@ type Stats struct {
 	Batches                  int64
 	// The input rows of every batch and where they came from.
 	RowsInput, RowsReused, RowsHot, RowsFetched int64
+	// RowsFeatureless are the input rows of node types without features:
+	// zero rows, never copied from the host (those not held already are
+	// zeroed on the device, the others are reused).
+	RowsFeatureless int64
 	// RowsMoved are reused rows moved within the device buffer (block 0's
 	// destinations into its first rows, rows past a shrinking end), and
 	// BytesMovedOnDevice the bytes those moves copied on the device (twice
@@ -105,15 +109,17 @@ func (r *statsRecorder) trainerWait(d time.Duration, gotBatch bool) {
 	r.mu.Unlock()
 }
 
-// rows records a batch's input rows and where they came from.
-func (r *statsRecorder) rows(input, reused, hot, fetched, moved, rowBytes int64) {
+// rows records a batch's input rows and where they came from; without
+// the cache every input row with features would be copied.
+func (r *statsRecorder) rows(input, reused, hot, fetched, featureless, moved, rowBytes int64) {
 	r.mu.Lock()
+	r.s.RowsFeatureless += featureless
 	r.s.RowsMoved += moved
 	r.s.RowsInput += input
 	r.s.RowsReused += reused
 	r.s.RowsHot += hot
 	r.s.RowsFetched += fetched
-	r.s.BytesWithoutCache += input * rowBytes
+	r.s.BytesWithoutCache += (input - featureless) * rowBytes
 	r.mu.Unlock()
 }
 

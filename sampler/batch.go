@@ -28,6 +28,15 @@ type Batch struct {
 	PosPairs, NegPairs [2][]int32
 }
 
+// Items returns how many training items the batch holds: its positive
+// edges for a link task, its seeds for a node task; 0 for an empty batch.
+func (b *Batch) Items() int {
+	if len(b.Pos) > 0 {
+		return len(b.Pos)
+	}
+	return len(b.Seeds)
+}
+
 // LabelSpec names the node array a node task's batches carry for their
 // seeds.
 type LabelSpec struct{ NType, Name string }

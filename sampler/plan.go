@@ -15,16 +15,18 @@ import (
 // target type with the training mask set, or edges of the target type)
 // are listed in new-ID order and shuffled each epoch, by a stream keyed by
 // the seed, the epoch and the partition; the partitions' lists are joined
-// in partition order and cut into batches of BatchSize, the last one
+// in partition order and cut into NB batches of BatchSize, the last one
 // possibly short. Batch b of epoch e is therefore the same at any rank
-// count. Rank r of P takes batches [r*n, (r+1)*n) with n = floor(NB/P):
-// a contiguous run of the joined list, so mostly items of its own
-// partitions (DistDGLv2's co-located split), and every rank the same
-// number, so synchronous SGD never waits on a rank that ran out. The last
-// NB - P*n batches of each epoch (fewer than P, the short one among them
-// when there is one) are dropped; a different part of the last partition
-// is dropped every epoch, since its items are shuffled anew. A rank runs
-// its batches in an order shuffled per epoch.
+// count. Rank r of P takes batches [r*f, (r+1)*f) with f = floor(NB/P): a
+// contiguous run of the joined list, so mostly items of its own
+// partitions (DistDGLv2's co-located split). The NB - P*f batches left
+// (fewer than P, items of the last partitions) go one each to the last
+// ranks, which serve those partitions, and every other rank runs an empty
+// batch instead (no seeds, numbered past the last): every item is in a
+// batch every epoch, and every rank runs the same number, ceil(NB/P), so
+// synchronous SGD never waits on a rank that ran out; an empty batch adds
+// nothing to its step's mean gradient. A rank runs its batches in an
+// order shuffled per epoch.
 
 // Task is one mini-batch to sample.
 type Task struct {
@@ -47,10 +49,9 @@ type Plan struct {
 	counts    []int64 // per partition, its training items
 	start     []int64 // per partition, where its items start in the joined list
 	total     int64
-	batches   int64 // NB: batches of an epoch before equalising
-	perRank   int64 // n
-	limit     int64 // batches run per epoch (Truncate): at most n
-	complete  bool  // every item in a batch (Complete)
+	batches   int64 // NB: batches of an epoch that hold items
+	perRank   int64 // ceil(NB/P)
+	limit     int64 // batches run per epoch (Truncate): at most perRank
 	rank      int
 	ranks     int
 	items     [][]int64 // per partition this rank's batches reach: its items
@@ -63,7 +64,7 @@ type PlanStats struct {
 	Items        int64 // training items of the whole graph
 	Batches      int64 // batches an epoch cuts them into
 	PerRank      int64 // batches each rank runs per epoch
-	Dropped      int64 // batches dropped per epoch to keep counts equal
+	Empty        int64 // empty batches per epoch that pad the last ranks to PerRank
 	LocalShare   float64
 	Partitions   []int64 // training items per partition
 	ReachedParts []int   // partitions whose items this rank's batches hold
@@ -72,7 +73,7 @@ type PlanStats struct {
 // NewNodePlan splits the nodes of type ntype whose node array mask is
 // non-zero (all of them when mask is "") into batches of batchSize. It is
 // collective.
-func NewNodePlan(c *collective.Comm, s *shard.Served, ntype, mask string, batchSize int, opts ...PlanOption) (*Plan, error) {
+func NewNodePlan(c *collective.Comm, s *shard.Served, ntype, mask string, batchSize int) (*Plan, error) {
 	ti := slices.Index(s.Config.NodeTypes, ntype)
 	if ti < 0 {
 		return nil, fmt.Errorf("sampler: no node type %q (the graph has %v)", ntype, s.Config.NodeTypes)
@@ -87,17 +88,8 @@ func NewNodePlan(c *collective.Comm, s *shard.Served, ntype, mask string, batchS
 	if err := collective.Agree(c, err); err != nil {
 		return nil, err
 	}
-	return newPlan(c, s, 1, local, batchSize, "nodes of type "+ntype+marked(mask), -1, opts)
+	return newPlan(c, s, 1, local, batchSize, "nodes of type "+ntype+marked(mask), -1)
 }
-
-// PlanOption changes how a plan splits its items.
-type PlanOption func(*Plan)
-
-// Complete puts every item in a batch, for evaluation: each rank runs
-// ceil(batches/P) batches, and the ranks past the last item run empty
-// ones (no seeds), so every rank still runs as many; nothing is dropped,
-// and it works with fewer batches than ranks.
-func Complete() PlanOption { return func(pl *Plan) { pl.complete = true } }
 
 // marked says which items a mask keeps, for messages.
 func marked(mask string) string {
@@ -134,7 +126,7 @@ func trainNodes(p *shard.Partition, ntype string, ti int, mask string) ([]int64,
 // relation; "" when the graph has one edge type) whose edge array mask is
 // non-zero (all of them when mask is "") into batches of batchSize. It is
 // collective.
-func NewEdgePlan(c *collective.Comm, s *shard.Served, etype, mask string, batchSize int, opts ...PlanOption) (*Plan, error) {
+func NewEdgePlan(c *collective.Comm, s *shard.Served, etype, mask string, batchSize int) (*Plan, error) {
 	et, err := targetEtype(s.Config.EdgeTypes, etype)
 	if err != nil {
 		return nil, err
@@ -148,7 +140,7 @@ func NewEdgePlan(c *collective.Comm, s *shard.Served, etype, mask string, batchS
 	if err := collective.Agree(c, err); err != nil {
 		return nil, err
 	}
-	return newPlan(c, s, 4, local, batchSize, "edges of type "+s.Config.EdgeTypes[et].String()+marked(mask), et, opts)
+	return newPlan(c, s, 4, local, batchSize, "edges of type "+s.Config.EdgeTypes[et].String()+marked(mask), et)
 }
 
 // targetEtype resolves the edge type of a link task.
@@ -198,14 +190,11 @@ func trainEdges(p *shard.Partition, et int, mask string) ([]int64, error) {
 }
 
 // newPlan completes a plan from the items of this rank's partitions: it
-// shares the counts, checks the batch count, and fetches the items of the
+// shares the counts, cuts them into batches, and fetches the items of the
 // other partitions this rank's batches reach. It is collective.
-func newPlan(c *collective.Comm, s *shard.Served, width int, local map[int][]int64, batchSize int, what string, etype int, opts []PlanOption) (*Plan, error) {
+func newPlan(c *collective.Comm, s *shard.Served, width int, local map[int][]int64, batchSize int, what string, etype int) (*Plan, error) {
 	k := s.Config.NumParts
 	pl := &Plan{batchSize: int64(batchSize), width: width, rank: c.Rank(), ranks: c.Size(), items: make([][]int64, k), etype: etype}
-	for _, o := range opts {
-		o(pl)
-	}
 	counts := make([]int64, k)
 	for q := range counts {
 		counts[q] = -1
@@ -235,8 +224,7 @@ func newPlan(c *collective.Comm, s *shard.Served, width int, local map[int][]int
 	return pl, pl.fetchReached(c, s)
 }
 
-// cut derives the batch counts, or fails when the ranks cannot all get a
-// batch.
+// cut derives the batch counts, or fails when there is nothing to cut.
 func (pl *Plan) cut(what string) error {
 	if pl.batchSize < 1 {
 		return fmt.Errorf("sampler: batch size %d must be at least 1", pl.batchSize)
@@ -245,31 +233,56 @@ func (pl *Plan) cut(what string) error {
 		return fmt.Errorf("sampler: no %s: nothing to train on", what)
 	}
 	pl.batches = (pl.total + pl.batchSize - 1) / pl.batchSize
-	pl.perRank = pl.batches / int64(pl.ranks)
-	if pl.complete {
-		pl.perRank = (pl.batches + int64(pl.ranks) - 1) / int64(pl.ranks)
-	}
-	if pl.perRank == 0 {
-		return fmt.Errorf("sampler: %d %s make %d batches of %d, fewer than the %d ranks; every rank needs one: lower the batch size to at most %d",
-			pl.total, what, pl.batches, pl.batchSize, pl.ranks, pl.total/int64(pl.ranks))
-	}
+	pl.perRank = (pl.batches + int64(pl.ranks) - 1) / int64(pl.ranks)
 	return nil
 }
 
-// span returns the positions [lo, hi) of the joined list this rank's
-// batches cover.
-func (pl *Plan) span() (int64, int64) {
-	lo := min(int64(pl.rank)*pl.perRank*pl.batchSize, pl.total)
-	return lo, min(lo+pl.perRank*pl.batchSize, pl.total)
+// numbers returns the numbers of this rank's batches: its run of
+// floor(NB/P), then, when P does not divide NB, one of the batches left
+// on the last ranks and an empty one, numbered past the last, on the
+// others.
+func (pl *Plan) numbers() []int64 {
+	p, r := int64(pl.ranks), int64(pl.rank)
+	run, left := pl.batches/p, pl.batches%p
+	out := make([]int64, 0, pl.perRank)
+	for b := r * run; b < (r+1)*run; b++ {
+		out = append(out, b)
+	}
+	switch {
+	case left == 0:
+	case r >= p-left:
+		out = append(out, p*run+r-(p-left))
+	default:
+		out = append(out, pl.batches+r)
+	}
+	return out
 }
 
-// reached lists the partitions whose items lie in this rank's span.
+// spans returns the ranges [lo, hi) of the joined list this rank's
+// batches cover.
+func (pl *Plan) spans() [][2]int64 {
+	var out [][2]int64
+	for _, b := range pl.numbers() {
+		lo, hi := min(b*pl.batchSize, pl.total), min((b+1)*pl.batchSize, pl.total)
+		switch n := len(out); {
+		case n > 0 && out[n-1][1] == lo:
+			out[n-1][1] = hi
+		case lo < hi:
+			out = append(out, [2]int64{lo, hi})
+		}
+	}
+	return out
+}
+
+// reached lists the partitions whose items lie in this rank's spans.
 func (pl *Plan) reached() []int {
-	lo, hi := pl.span()
 	var out []int
 	for q := range pl.counts {
-		if pl.start[q] < hi && pl.start[q+1] > lo {
-			out = append(out, q)
+		for _, sp := range pl.spans() {
+			if pl.start[q] < sp[1] && pl.start[q+1] > sp[0] {
+				out = append(out, q)
+				break
+			}
 		}
 	}
 	return out
@@ -318,10 +331,11 @@ func (pl *Plan) fetchReached(c *collective.Comm, s *shard.Served) error {
 			at += n
 		}
 	}
-	for _, q := range pl.reached() {
-		if s.Local(q) != nil {
-			lo, hi := pl.span()
-			pl.local += min(hi, pl.start[q+1]) - max(lo, pl.start[q])
+	for _, sp := range pl.spans() {
+		for q := range pl.counts {
+			if s.Local(q) != nil {
+				pl.local += max(0, min(sp[1], pl.start[q+1])-max(sp[0], pl.start[q]))
+			}
 		}
 	}
 	return nil
@@ -329,9 +343,12 @@ func (pl *Plan) fetchReached(c *collective.Comm, s *shard.Served) error {
 
 // Stats describes the split as this rank sees it.
 func (pl *Plan) Stats() PlanStats {
-	lo, hi := pl.span()
-	return PlanStats{Items: pl.total, Batches: pl.batches, PerRank: pl.perRank, Dropped: max(0, pl.batches-pl.perRank*int64(pl.ranks)),
-		LocalShare: float64(pl.local) / float64(max(1, hi-lo)), Partitions: pl.counts, ReachedParts: pl.reached()}
+	var mine int64
+	for _, sp := range pl.spans() {
+		mine += sp[1] - sp[0]
+	}
+	return PlanStats{Items: pl.total, Batches: pl.batches, PerRank: pl.perRank, Empty: pl.perRank*int64(pl.ranks) - pl.batches,
+		LocalShare: float64(pl.local) / float64(max(1, mine)), Partitions: pl.counts, ReachedParts: pl.reached()}
 }
 
 // EdgeType returns the edge type an edge plan trains on, or -1 for a node
@@ -365,7 +382,7 @@ func (pl *Plan) Epoch(seed uint64, e int) []Task {
 		perms[q] = shuffled(NewStream(BatchKey(seed, e, -1), ForShuffle, 0, int64(q)), pl.counts[q])
 	}
 	tasks := make([]Task, 0, pl.perRank)
-	for b := int64(pl.rank) * pl.perRank; b < int64(pl.rank+1)*pl.perRank; b++ {
+	for _, b := range pl.numbers() {
 		tasks = append(tasks, pl.task(e, b, perms))
 	}
 	order := shuffled(NewStream(BatchKey(seed, e, -1), ForShuffle, 1, int64(pl.rank)), int64(len(tasks)))

@@ -15,6 +15,12 @@ import (
 // 0 and 1 and its stats.
 func planOn(t *testing.T, f *fixture, p int, mk func(c *collective.Comm, s *shard.Served) (*Plan, error)) ([][]Task, []PlanStats) {
 	t.Helper()
+	return planEpochs(t, f, p, 2, mk)
+}
+
+// planEpochs is planOn over the first epochs epochs.
+func planEpochs(t *testing.T, f *fixture, p, epochs int, mk func(c *collective.Comm, s *shard.Served) (*Plan, error)) ([][]Task, []PlanStats) {
+	t.Helper()
 	var mu sync.Mutex
 	tasks := make([][]Task, p)
 	stats := make([]PlanStats, p)
@@ -28,7 +34,10 @@ func planOn(t *testing.T, f *fixture, p int, mk func(c *collective.Comm, s *shar
 		if err != nil {
 			return err
 		}
-		got := append(pl.Epoch(9, 0), pl.Epoch(9, 1)...)
+		var got []Task
+		for e := range epochs {
+			got = append(got, pl.Epoch(9, e)...)
+		}
 		mu.Lock()
 		tasks[c.Rank()], stats[c.Rank()] = got, pl.Stats()
 		mu.Unlock()
@@ -54,8 +63,8 @@ func byNumber(t *testing.T, tasks [][]Task) map[[2]int64]Task {
 }
 
 // The split: at 1 rank an epoch's batches hold every training node once;
-// at any rank count every rank runs as many batches, fewer than P are
-// dropped, and batch b is the same as at 1 rank; at P = K most seeds are
+// at any rank count every rank runs as many batches, fewer than P of them
+// empty, and batch b is the same as at 1 rank; at P = K most seeds are
 // the rank's own; epochs differ.
 func TestNodePlan(t *testing.T) {
 	f := getFixture(t, true, 4)
@@ -96,8 +105,8 @@ func TestNodePlan(t *testing.T) {
 				t.Fatalf("P=%d: rank %d runs %d batches in 2 epochs, rank 0 %d per epoch", p, r, len(ts), stats[0].PerRank)
 			}
 		}
-		if d := stats[0].Dropped; d >= int64(p) || d != stats[0].Batches-int64(p)*stats[0].PerRank {
-			t.Fatalf("P=%d: %d batches dropped per epoch", p, d)
+		if e := stats[0].Empty; e >= int64(p) || e != int64(p)*stats[0].PerRank-stats[0].Batches {
+			t.Fatalf("P=%d: %d empty batches per epoch", p, e)
 		}
 		for key, task := range got {
 			if !slices.Equal(task.Seeds, ref[key].Seeds) {
@@ -115,11 +124,11 @@ func TestNodePlan(t *testing.T) {
 }
 
 // Edge plans: the positives are input edges with the IDs they say, every
-// training edge (here: weight "w" set) once per epoch.
+// training edge (here: weight "w" set) exactly once per epoch.
 func TestEdgePlan(t *testing.T) {
 	f := getFixture(t, true, 4)
 	mk := func(c *collective.Comm, s *shard.Served) (*Plan, error) { return NewEdgePlan(c, s, "follows", "w", 16) }
-	tasks, stats := planOn(t, f, 2, mk)
+	tasks, _ := planOn(t, f, 2, mk)
 	seen := map[int64]int{}
 	for _, ts := range tasks {
 		for _, task := range ts {
@@ -150,9 +159,8 @@ func TestEdgePlan(t *testing.T) {
 			marked++
 		}
 	}
-	kept := stats[0].PerRank * 2 * 16
-	if int64(len(seen)) < min(kept, int64(marked))-16 || len(seen) > marked {
-		t.Fatalf("epoch 0 covers %d of the %d training edges (%d batches of 16 kept)", len(seen), marked, stats[0].PerRank*2)
+	if len(seen) != marked {
+		t.Fatalf("epoch 0 covers %d of the %d training edges", len(seen), marked)
 	}
 	for id, n := range seen {
 		if n != 1 {
@@ -171,9 +179,6 @@ func TestPlanErrors(t *testing.T) {
 		{"batch 0", func(c *collective.Comm, s *shard.Served) (*Plan, error) {
 			return NewNodePlan(c, s, "user", "train_mask", 0)
 		}, "batch size 0"},
-		{"too few", func(c *collective.Comm, s *shard.Served) (*Plan, error) {
-			return NewNodePlan(c, s, "user", "train_mask", 1000)
-		}, "fewer than the 2 ranks"},
 		{"no mask", func(c *collective.Comm, s *shard.Served) (*Plan, error) {
 			return NewNodePlan(c, s, "item", "train_mask", 5)
 		}, "no node array item/train_mask"},
@@ -239,68 +244,209 @@ func TestPlanTruncate(t *testing.T) {
 	}
 }
 
-// A complete plan puts every training node in exactly one batch at any
-// rank count, even with fewer batches than ranks, every rank running as
-// many (the last ones empty); empty batches sample to empty blocks over
-// both transports.
-func TestPlanComplete(t *testing.T) {
-	f := getFixture(t, false, 4)
-	for _, bs := range []int{8, 1000} {
-		for _, p := range []int{1, 3, 4} {
-			mk := func(c *collective.Comm, s *shard.Served) (*Plan, error) {
-				return NewNodePlan(c, s, s.Config.NodeTypes[0], "train_mask", bs, Complete())
+// planCase is a split to check: a node plan of mask's nodes (or, with
+// edges, an edge plan of every edge) in batches of batch.
+type planCase struct {
+	mask  string
+	edges bool
+	batch int
+}
+
+func (pc planCase) String() string {
+	if pc.edges {
+		return fmt.Sprintf("edges/batch %d", pc.batch)
+	}
+	return fmt.Sprintf("nodes %q/batch %d", pc.mask, pc.batch)
+}
+
+func (pc planCase) make(c *collective.Comm, s *shard.Served) (*Plan, error) {
+	if pc.edges {
+		return NewEdgePlan(c, s, "", "", pc.batch)
+	}
+	return NewNodePlan(c, s, s.Config.NodeTypes[0], pc.mask, pc.batch)
+}
+
+// items lists what the case trains on, from the input: the new IDs of
+// its nodes, or the new IDs of every edge.
+func (pc planCase) items(f *fixture) []int64 {
+	var out []int64
+	if pc.edges {
+		for key, id := range f.NewEdge {
+			if key[0] == 0 {
+				out = append(out, id)
 			}
-			tasks, stats := planOn(t, f, p, mk)
-			var seeds []int64
-			for r, ts := range tasks {
-				if len(ts) != len(tasks[0]) {
-					t.Fatalf("batch %d, P=%d: rank %d runs %d tasks, rank 0 %d", bs, p, r, len(ts), len(tasks[0]))
-				}
-				for _, k := range ts {
-					if k.Epoch == 0 {
-						seeds = append(seeds, k.Seeds...)
-					}
-				}
-			}
-			var want []int64
-			for v := range f.Orig {
-				if f.Train[f.Orig[v]] {
-					want = append(want, v)
-				}
-			}
-			slices.Sort(seeds)
-			slices.Sort(want)
-			if !slices.Equal(seeds, want) || stats[0].Dropped != 0 {
-				t.Fatalf("batch %d, P=%d: epoch 0 holds %d seeds, the training nodes are %d (%d batches dropped)", bs, p, len(seeds), len(want), stats[0].Dropped)
+		}
+	} else {
+		for v, o := range f.Orig {
+			if pc.mask == "" || f.Train[o] {
+				out = append(out, v)
 			}
 		}
 	}
+	slices.Sort(out)
+	return out
+}
+
+// taskItems returns a task's items: its seeds, or its positives' edge IDs.
+func taskItems(k Task) []int64 {
+	out := slices.Clone(k.Seeds)
+	for _, p := range k.Pos {
+		out = append(out, p.EID)
+	}
+	return out
+}
+
+// checkCovers fails unless the tasks of epoch e hold every one of want
+// (sorted) exactly once.
+func checkCovers(t *testing.T, what string, tasks [][]Task, e int, want []int64) {
+	t.Helper()
+	var got []int64
+	for _, ts := range tasks {
+		for _, k := range ts {
+			if k.Epoch == e {
+				got = append(got, taskItems(k)...)
+			}
+		}
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Fatalf("%s: epoch %d's batches hold %d items (%d distinct), not the %d training items once each",
+			what, e, len(got), len(slices.Compact(got)), len(want))
+	}
+}
+
+// Every training item is in exactly one batch every epoch, at any rank
+// count, whether or not the batches divide among the ranks (8 batches at
+// P = 6; one batch at P = 8): every rank runs as many batches, the P*n - NB
+// past the last are empty, and every batch that holds items is the one
+// P = 1 gives under its number.
+func TestPlanTrainsEveryItem(t *testing.T) {
+	f := getFixture(t, false, 2)
+	cases := []planCase{{"train_mask", false, 8}, {"train_mask", false, 13}, {"train_mask", false, 1000},
+		{"", false, 32}, {"", true, 50}}
+	for _, pc := range cases {
+		want := pc.items(f)
+		one, st1 := planOn(t, f, 1, pc.make)
+		ref := byNumber(t, one)
+		for _, p := range []int{1, 2, 4, 6, 8} {
+			what := fmt.Sprintf("%s, P=%d", pc, p)
+			tasks, stats := planOn(t, f, p, pc.make)
+			st := stats[0]
+			if st.Items != int64(len(want)) || st.Batches != st1[0].Batches || st.Empty != int64(p)*st.PerRank-st.Batches || st.Empty < 0 || st.Empty >= int64(p) {
+				t.Fatalf("%s: %d items in %d batches, %d per rank, %d empty; P=1 cuts %d batches", what, st.Items, st.Batches, st.PerRank, st.Empty, st1[0].Batches)
+			}
+			for r, ts := range tasks {
+				if int64(len(ts)) != 2*st.PerRank {
+					t.Fatalf("%s: rank %d runs %d batches in 2 epochs, want %d", what, r, len(ts), 2*st.PerRank)
+				}
+			}
+			for e := range 2 {
+				checkCovers(t, what, tasks, e, want)
+			}
+			for key, k := range byNumber(t, tasks) {
+				if key[1] >= st.Batches {
+					if len(k.Seeds)+len(k.Pos) != 0 {
+						t.Fatalf("%s: batch %d of epoch %d, past the last, holds items", what, key[1], key[0])
+					}
+					continue
+				}
+				if r := ref[key]; !slices.Equal(k.Seeds, r.Seeds) || !slices.Equal(k.Pos, r.Pos) {
+					t.Fatalf("%s: batch %d of epoch %d differs from P=1's", what, key[1], key[0])
+				}
+			}
+		}
+	}
+}
+
+// Every epoch reshuffles: a batch's items and a rank's order of its
+// batches differ from one epoch to the next, while every epoch still holds
+// every training node once.
+func TestPlanReshufflesEachEpoch(t *testing.T) {
+	f := getFixture(t, false, 2)
+	pc := planCase{"train_mask", false, 8}
+	const epochs = 4
+	tasks, stats := planEpochs(t, f, 2, epochs, pc.make)
+	if stats[0].PerRank < 4 {
+		t.Fatalf("%d batches per rank; the test needs 4", stats[0].PerRank)
+	}
+	want := pc.items(f)
+	for e := range epochs {
+		checkCovers(t, pc.String(), tasks, e, want)
+	}
+	for r, ts := range tasks {
+		order := make([][]int64, epochs)
+		for _, k := range ts {
+			order[k.Epoch] = append(order[k.Epoch], k.Number)
+		}
+		for e := 1; e < epochs; e++ {
+			for d := range e {
+				if slices.Equal(order[e], order[d]) {
+					t.Errorf("rank %d runs its batches in the same order in epochs %d and %d: %v", r, d, e, order[e])
+				}
+			}
+		}
+	}
+	got := byNumber(t, tasks)
+	for b := range stats[0].Batches {
+		for e := 1; e < epochs; e++ {
+			for d := range e {
+				x, y := slices.Sorted(slices.Values(got[[2]int64{int64(e), b}].Seeds)), slices.Sorted(slices.Values(got[[2]int64{int64(d), b}].Seeds))
+				if slices.Equal(x, y) {
+					t.Errorf("batch %d holds the same seeds in epochs %d and %d", b, d, e)
+				}
+			}
+		}
+	}
+}
+
+// An empty batch (one with no items, on a rank the batches left over do not
+// reach) samples to empty blocks, for
+// node and link tasks, over both transports.
+func TestEmptyBatches(t *testing.T) {
+	f := getFixture(t, false, 4)
 	for _, tr := range []shard.Transport{shard.Alltoall, shard.RMA} {
-		world(t, 4, func(c *collective.Comm) error {
-			s, err := shard.Serve(c, f.Parts)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			pl, err := NewNodePlan(c, s, s.Config.NodeTypes[0], "train_mask", 1000, Complete())
-			if err != nil {
-				return err
-			}
-			sm, err := New(c, s, Options{Fanouts: []int{3, 2}, Transport: tr})
-			if err != nil {
-				return err
-			}
-			defer sm.Close()
-			for _, task := range pl.Epoch(1, 0) {
-				b, err := sm.SampleTask(task)
+		for _, link := range []bool{false, true} {
+			world(t, 4, func(c *collective.Comm) error {
+				s, err := shard.Serve(c, f.Parts)
 				if err != nil {
 					return err
 				}
-				if len(task.Seeds) == 0 && (len(b.Blocks) != 2 || len(b.Blocks[0].Nodes) != 0 || b.Blocks[0].NumEdges() != 0) {
-					return fmt.Errorf("an empty task sampled to %d blocks, %d input nodes", len(b.Blocks), len(b.Blocks[0].Nodes))
+				defer s.Close()
+				o := Options{Fanouts: []int{3, 2}, Transport: tr}
+				pc := planCase{"train_mask", false, 1000}
+				if link {
+					o = linkOptions(Degree, ExcludeReverse)
+					o.Transport = tr
+					pc = planCase{edges: true, batch: 10000}
 				}
-			}
-			return nil
-		})
+				pl, err := pc.make(c, s)
+				if err != nil {
+					return err
+				}
+				sm, err := New(c, s, o)
+				if err != nil {
+					return err
+				}
+				defer sm.Close()
+				empty := 0
+				for _, task := range pl.Epoch(1, 0) {
+					b, err := sm.SampleTask(task)
+					if err != nil {
+						return err
+					}
+					if len(task.Seeds)+len(task.Pos) > 0 {
+						continue
+					}
+					empty++
+					if len(b.Blocks) != 2 || len(b.Blocks[0].Nodes) != 0 || b.Blocks[0].NumEdges() != 0 || len(b.Seeds) != 0 || len(b.NegDst) != 0 || b.Items() != 0 {
+						return fmt.Errorf("%s link=%v: an empty task sampled to %d blocks, %d input nodes, %d seeds, %d negatives", tr, link, len(b.Blocks), len(b.Blocks[0].Nodes), len(b.Seeds), len(b.NegDst))
+					}
+				}
+				if (c.Rank() < c.Size()-1) != (empty == 1) { // the last rank runs the one batch
+					return fmt.Errorf("%s link=%v: rank %d ran %d empty batches of one batch in all", tr, link, c.Rank(), empty)
+				}
+				return nil
+			})
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"gnnrun/graph"
 	"gnnrun/graphio"
 	"gnnrun/prefetch"
+	"gnnrun/rank"
 	"gnnrun/report"
 	"gnnrun/sampler"
 	"gnnrun/shard"
@@ -51,20 +52,23 @@ its neighbourhoods, --exclude reverse their reverse edges v -> u too (a type
 whose endpoints differ needs --reverse-etypes A=B naming its reverse type).
 
 The split: every partition's training items are shuffled each epoch (keyed
-by the seed, the epoch and the partition), joined in partition order and
-cut into batches; rank r runs batches [r*n, (r+1)*n), n = floor(batches/P),
-mostly items of its own partitions; the last batches (fewer than P) are
-dropped so every rank runs as many. Every draw is keyed by (seed, epoch,
-batch, layer, edge type, node, draw): batch b is the same at any rank count
-and with either --transport (alltoall: the owners sample their nodes in one
-exchange per layer; rma: one-sided reads of the owners' arrays).
+by the seed, the epoch and the partition), joined in partition order and cut
+into batches; rank r runs batches [r*f, (r+1)*f), f = floor(batches/P),
+mostly items of its own partitions; the batches left (fewer than P) go one
+each to the last ranks, and every other rank runs an empty batch (no seeds)
+instead, so every item is trained every epoch and every rank runs as many
+batches. Every draw is keyed by (seed, epoch, batch, layer, edge type, node,
+draw): batch b is the same at any rank count and with either --transport
+(alltoall: the owners sample their nodes in one exchange per layer; rma:
+one-sided reads of the owners' arrays).
 
---dump DIR writes each batch as DIR/e<epoch>-b<batch>.npz, int64 arrays in
-the input's type-wise IDs: seeds (node task; and labels), or pos_src,
-pos_dst, neg_src, neg_dst (link task), and per block l (0 = the outermost,
-whose sources are the input nodes) src_l, dst_l, eid_l (each sampled edge's
-endpoints and input edge ID), plus etype_l on graphs with several edge
-types. A batch's file is byte-identical at any rank count and transport.`
+--dump DIR writes each batch (not the empty ones that pad ranks) as
+DIR/e<epoch>-b<batch>.npz, int64 arrays in the input's type-wise IDs: seeds
+(node task; and labels), or pos_src, pos_dst, neg_src, neg_dst (link task),
+and per block l (0 = the outermost, whose sources are the input nodes)
+src_l, dst_l, eid_l (each sampled edge's endpoints and input edge ID), plus
+etype_l on graphs with several edge types. A batch's file is byte-identical
+at any rank count and transport.`
 
 func (f *batchFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.fanouts, "fanouts", "15,10,5", "in-edges drawn per node, per layer, the hop nearest the seeds FIRST (-1: all)")
@@ -182,20 +186,51 @@ func (f *batchFlags) split(c *collective.Comm, s *shard.Served, o *sampler.Optio
 	return pl, err
 }
 
+// items names the task's training items.
+func (f *batchFlags) items() string {
+	if f.task == "link" {
+		return "edges"
+	}
+	return "nodes"
+}
+
 // describe prints the split.
 func (f *batchFlags) describe(e *env, s *shard.Served, pl *sampler.Plan, cmd string) {
 	st := pl.Stats()
-	what := "nodes"
-	if f.task == "link" {
-		what = "edges"
-	}
+	what := f.items()
 	run := ""
 	if n := pl.BatchesPerEpoch(); n < st.PerRank {
 		run = fmt.Sprintf(" (%s run)", report.Count(n))
 	}
-	e.printf("%s: %s: %d ranks, %d partitions, %s task, %s training %s in %s batches of %d; %s per rank per epoch%s, %d dropped; fanouts %s, transport %s\n",
+	if st.Empty > 0 {
+		run += fmt.Sprintf(", with %d empty ones padding ranks", st.Empty)
+	}
+	e.printf("%s: %s: %d ranks, %d partitions, %s task, %s training %s in %s batches of %d; %s per rank per epoch%s; fanouts %s, transport %s\n",
 		cmd, s.ConfigPath, e.comm.Size(), s.Config.NumParts, f.task, report.Count(st.Items), what,
-		report.Count(st.Batches), f.batch, report.Count(st.PerRank), run, st.Dropped, f.fanouts, f.transport)
+		report.Count(st.Batches), f.batch, report.Count(st.PerRank), run, f.fanouts, f.transport)
+}
+
+// reportTrained sums every rank's training items per epoch (seed nodes,
+// or positive edges of a link task: counted in the batches sampled or
+// delivered, not from the split's arithmetic), prints them on rank 0
+// against the split's training items and returns them for the report. It
+// is collective.
+func (f *batchFlags) reportTrained(e *env, perEpoch []int64, items int64) (map[string]any, error) {
+	all, err := collective.Allreduce(e.comm, perEpoch, rank.Sum)
+	if err != nil {
+		return nil, err
+	}
+	what := f.items()
+	every := len(all) > 0
+	for _, n := range all {
+		every = every && n == items
+	}
+	if every {
+		e.printf("  every epoch trained all %s training %s (%d epochs)\n", report.Count(items), what, len(all))
+	} else {
+		e.printf("  trained per epoch %v of the %s training %s\n", all, report.Count(items), what)
+	}
+	return map[string]any{"trained_per_epoch": all, "training_items": items, "all_trained": every}, nil
 }
 
 // dumper writes batches as .npz files in input IDs (see batchFlagsHelp).
@@ -233,6 +268,9 @@ func (d *dumper) dump(b *sampler.Batch, block0Src []int32, kind string) error {
 	arrays, err := d.arrays(b, block0Src)
 	if err != nil {
 		return err
+	}
+	if b.Items() == 0 { // a rank's padding, not a batch of the epoch's
+		return nil
 	}
 	name := fmt.Sprintf("e%d-b%d.npz", b.Epoch, b.Number)
 	if kind != "" && kind != prefetch.TrainKind {

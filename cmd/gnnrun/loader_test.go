@@ -35,8 +35,8 @@ func loaderBatches(t *testing.T, path string) []int64 {
 // 2 and 4 ranks over both transports, node and link tasks, homogeneous and
 // two-type, across an epoch boundary, and checks that the batches it
 // delivers are the sampler's: every --dump file equal to the one-rank
-// `gnnrun sample --dump` file of the same name, fewer than P batches per
-// epoch missing, every rank the same number of batches.
+// `gnnrun sample --dump` file of the same name, none missing, every rank
+// the same number of batches.
 func TestLoaderMatchesSampleUnderMPI(t *testing.T) {
 	needMPIRun(t)
 	const epochs = 2

@@ -44,6 +44,8 @@ type sampleJob struct {
 	sm     *sampler.Sampler
 	dump   *dumper
 	secs   float64 // this rank's time in SampleTask
+	// Per epoch, the training items of the batches this rank sampled.
+	trained []int64
 }
 
 func runSample(e *env, args []string) error {
@@ -108,6 +110,7 @@ func (j *sampleJob) run() error {
 	task := e.meter.Start("sample", total, "batches")
 	end := e.stage("sample")
 	defer end()
+	j.trained = make([]int64, j.f.epochs)
 	for ep := range j.f.epochs {
 		for _, t := range j.plan.Epoch(j.f.seed, ep) {
 			t0 := time.Now()
@@ -116,6 +119,7 @@ func (j *sampleJob) run() error {
 			if err != nil {
 				return err
 			}
+			j.trained[ep] += int64(b.Items())
 			if j.dump != nil {
 				if err := j.dump.dump(b, nil, ""); err != nil {
 					return err
@@ -169,13 +173,17 @@ func (j *sampleJob) report() error {
 	slowest = max(slowest, 1e-9)
 	e.printf("  %4s %9.0f %10.1f %12.4g %14.4g %7.1f%% %12s   (rates over the slowest rank's %.3fs)\n", "all", sum[1], sum[1]/slowest, sum[2]/slowest, sum[3]/slowest,
 		100*sum[5]/max(1, sum[4]+sum[5]), report.Bytes(int64(sum[6]+sum[7])), slowest)
+	trained, err := j.f.reportTrained(e, j.trained, pst.Items)
+	if err != nil {
+		return err
+	}
 	if j.f.dump != "" {
 		e.printf("  batches written to %s\n", j.f.dump)
 	}
 	e.rec.Set("sample", map[string]any{
 		"seconds_slowest": slowest, "batches": sum[1], "seeds": sum[2], "edges": sum[3],
 		"edges_per_s": sum[3] / slowest, "remote_share": sum[5] / max(1, sum[4]+sum[5]), "bytes_exchanged": sum[6] + sum[7],
-		"batches_per_epoch_per_rank": pst.PerRank, "dropped_per_epoch": pst.Dropped, "training_items": pst.Items,
+		"batches_per_epoch_per_rank": pst.PerRank, "empty_per_epoch": pst.Empty, "training_items": pst.Items, "trained": trained,
 	})
 	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,13 +10,21 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"gnnrun/graphio"
 )
 
 // sampleDir dispatches a small generated graph into K = 4 partitions
 // (balanced on nodes and training nodes) and returns the directory.
 func sampleDir(t *testing.T, hetero bool) string {
 	t.Helper()
-	g := genSmall(t, hetero)
+	return partsOf(t, genSmall(t, hetero))
+}
+
+// partsOf dispatches graph g into K = 4 partitions (balanced on nodes and
+// training nodes) and returns the directory.
+func partsOf(t *testing.T, g string) string {
+	t.Helper()
 	asg := filepath.Join(t.TempDir(), "asg")
 	mustRun(t, 2, "partition", "--in", g, "--parts", "4", "--balance", "nodes,train", "--out", asg)
 	out := filepath.Join(t.TempDir(), "parts")
@@ -35,27 +44,25 @@ func rankBatches(t *testing.T, stdout string) []int64 {
 }
 
 // checkDump checks a run's --dump directory against the one-rank run's
-// files: every file equal to the one of the same name, fewer than P
-// batches per epoch missing, every rank (counts: the batches each ran)
-// as many batches, adding up to the files.
+// files: the same files (the empty batches that pad ranks are not
+// written), each equal to the one of the same name, and every rank
+// (counts: the batches each ran) ceil(NB/P) batches per epoch.
 func checkDump(t *testing.T, what string, want map[string][]byte, dump string, epochs int, counts []int64) {
 	t.Helper()
 	got := filesOf(t, dump)
 	for f, b := range got {
-		if !bytes.Equal(b, want[f]) {
-			t.Fatalf("%s: %s differs from the one-rank run's", what, f)
+		if w, ok := want[f]; !ok || !bytes.Equal(b, w) {
+			t.Fatalf("%s: %s differs from the one-rank run's (or that run has none)", what, f)
 		}
 	}
-	np := len(counts)
-	if missing := len(want) - len(got); missing < 0 || missing >= np*epochs {
-		t.Fatalf("%s: %d of %d batches missing over %d epochs", what, missing, len(want), epochs)
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d of the one-rank run's %d batches missing over %d epochs", what, len(want)-len(got), len(want), epochs)
 	}
-	if np == 0 || counts[0]*int64(np) != int64(len(got)) {
-		t.Fatalf("%s: per-rank batches %v for %d files", what, counts, len(got))
-	}
+	np := int64(len(counts))
+	nb := int64(len(want) / epochs)
 	for _, c := range counts {
-		if c != counts[0] {
-			t.Fatalf("%s: ranks ran %v batches", what, counts)
+		if np == 0 || c != int64(epochs)*((nb+np-1)/np) {
+			t.Fatalf("%s: ranks ran %v batches; %d epochs of %d batches make %d per rank", what, counts, epochs, nb, int64(epochs)*((nb+np-1)/np))
 		}
 	}
 }
@@ -63,8 +70,8 @@ func checkDump(t *testing.T, what string, want map[string][]byte, dump string, e
 // TestSampleUnderMPI samples a homogeneous and a two-type graph's K = 4
 // directory, node and link tasks, at 1, 2, 4 and 8 ranks over both
 // transports, and checks that every batch file equals the one-rank run's
-// file of the same name, that fewer than P batches per epoch are missing,
-// and that every rank ran as many batches.
+// file of the same name, that none is missing, and that every rank ran as
+// many batches.
 func TestSampleUnderMPI(t *testing.T) {
 	needMPIRun(t)
 	const epochs = 2
@@ -115,7 +122,6 @@ func TestSampleBadInputUnderMPI(t *testing.T) {
 		{"fanout below -1", 2, []string{"sample", parts, "--fanouts", "-2"}, "fanout -2"},
 		{"batch size", 2, []string{"sample", parts, "--batch-size", "0"}, "--batch-size 0"},
 		{"unsupported ranks", 6, []string{"sample", parts, "--fanouts", "2"}, "6 ranks cannot serve 4 partitions"},
-		{"batch too large", 4, []string{"sample", parts, "--batch-size", "100000"}, "fewer than the 4 ranks"},
 		{"missing prob", 2, []string{"sample", parts, "--prob", "nosuch", "--batch-size", "8"}, "no edge array"},
 		{"negative weight", 2, []string{"sample", weighted["negative"], "--prob", "weight", "--mask", "", "--batch-size", "2"}, "has weight -1"},
 		{"nan weight", 2, []string{"sample", weighted["nan"], "--prob", "weight", "--mask", "", "--batch-size", "2"}, "has weight NaN"},
@@ -155,4 +161,112 @@ func weightedParts(t *testing.T) map[string]string {
 		out[name] = parts
 	}
 	return out
+}
+
+// trainingNodes counts the nodes with train_mask set in graph g's input
+// files.
+func trainingNodes(t *testing.T, g string) int64 {
+	t.Helper()
+	md, err := graphio.ReadMetadata(filepath.Join(g, "metadata.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, f := range md.NodeData[md.NodeType[0]]["train_mask"].Data {
+		mask, err := graphio.ReadNpy(filepath.Join(g, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range mask.Rows() {
+			if mask.Float64At(i, 0) != 0 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// dumpedSeeds returns per epoch the seeds (input IDs) of a --dump
+// directory's batches.
+func dumpedSeeds(t *testing.T, dump string, epochs int) [][]int64 {
+	t.Helper()
+	out := make([][]int64, epochs)
+	for e := range epochs {
+		files, _ := filepath.Glob(filepath.Join(dump, fmt.Sprintf("e%d-b*.npz", e)))
+		for _, f := range files {
+			z, err := graphio.OpenNpz(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seeds, err := z.ReadRows(z.Entry("seeds"), 0, z.Entry("seeds").Header.Shape[0])
+			z.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range seeds.Rows() {
+				out[e] = append(out[e], int64(seeds.Float64At(i, 0)))
+			}
+		}
+	}
+	return out
+}
+
+// TestSampleTrainsEverySeedUnderMPI samples at P = 4 with batch sizes
+// whose batches do not divide among the ranks (one of them: fewer batches
+// than ranks), and checks that every training node of the input is in
+// exactly one dumped batch every epoch and that rank 0's printout and the
+// report say every epoch trained all of them.
+func TestSampleTrainsEverySeedUnderMPI(t *testing.T) {
+	needMPIRun(t)
+	const epochs, np = 2, 4
+	g := genSmall(t, false)
+	parts := partsOf(t, g)
+	n := trainingNodes(t, g)
+	sizes := []int64{n} // one batch
+	for bs := int64(16); ; bs++ {
+		if nb := (n + bs - 1) / bs; nb > np && nb%np != 0 {
+			sizes = append(sizes, bs)
+			break
+		}
+	}
+	for _, bs := range sizes {
+		dir := t.TempDir()
+		dump, rep := filepath.Join(dir, "dump"), filepath.Join(dir, "report.json")
+		res := mustRun(t, np, "sample", parts, "--fanouts", "3,2", "--batch-size", fmt.Sprint(bs), "--epochs", fmt.Sprint(epochs),
+			"--dump", dump, "--report", rep)
+		for e, seeds := range dumpedSeeds(t, dump, epochs) {
+			distinct := map[int64]bool{}
+			for _, v := range seeds {
+				distinct[v] = true
+			}
+			if int64(len(seeds)) != n || int64(len(distinct)) != n {
+				t.Fatalf("batch size %d: epoch %d's batches hold %d seeds, %d distinct; the input has %d training nodes", bs, e, len(seeds), len(distinct), n)
+			}
+		}
+		blob, err := os.ReadFile(rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r struct {
+			Results struct {
+				Sample struct {
+					Trained struct {
+						PerEpoch []int64 `json:"trained_per_epoch"`
+						Items    int64   `json:"training_items"`
+						All      bool    `json:"all_trained"`
+					} `json:"trained"`
+				} `json:"sample"`
+			} `json:"results"`
+		}
+		if err := json.Unmarshal(blob, &r); err != nil {
+			t.Fatal(err)
+		}
+		tr := r.Results.Sample.Trained
+		if !tr.All || tr.Items != n || len(tr.PerEpoch) != epochs || tr.PerEpoch[0] != n || tr.PerEpoch[1] != n {
+			t.Fatalf("batch size %d: the report says %+v; the input has %d training nodes", bs, tr, n)
+		}
+		if want := fmt.Sprintf("every epoch trained all %d training nodes", n); !strings.Contains(res.stdout, want) {
+			t.Fatalf("batch size %d: the printout lacks %q:\n%s", bs, want, res.stdout)
+		}
+	}
 }

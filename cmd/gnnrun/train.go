@@ -245,9 +245,9 @@ func (t *trainRun) evalSets(so sampler.Options) ([]prefetch.EvalSet, error) {
 		var pl *sampler.Plan
 		var err error
 		if f.task == "link" {
-			pl, err = sampler.NewEdgePlan(c, s, f.etype, m, bs, sampler.Complete())
+			pl, err = sampler.NewEdgePlan(c, s, f.etype, m, bs)
 		} else {
-			pl, err = sampler.NewNodePlan(c, s, t.ntype(), m, bs, sampler.Complete())
+			pl, err = sampler.NewNodePlan(c, s, t.ntype(), m, bs)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("--eval %s: %w", m, err)
@@ -340,8 +340,13 @@ func (t *trainRun) report(st train.Stats) error {
 	}
 	e.printf("  handed %v batches (per rank) to the trainers: %.0f µs per batch (the slowest rank's mean; a plain memcpy of the slot's %s takes %.0f µs, of the whole batch's %s with its features %.0f µs); %d trainer(s) stopped early\n",
 		batches, us, report.Bytes(int64(bSlot)), cpSlot, report.Bytes(int64(bAll)), cpAll, int(early))
+	perEpoch, items := t.l.Trained()
+	trained, err := t.f.reportTrained(e, perEpoch, items)
+	if err != nil {
+		return err
+	}
 	e.rec.Set("train", map[string]any{"batches": batches, "handoff_us_per_batch": us, "slot_bytes_per_batch": bSlot,
-		"batch_bytes_per_batch": bAll, "memcpy_us_slot": cpSlot, "memcpy_us_batch": cpAll, "stopped_early": early})
+		"batch_bytes_per_batch": bAll, "memcpy_us_slot": cpSlot, "memcpy_us_batch": cpAll, "stopped_early": early, "trained": trained})
 	return nil
 }
 

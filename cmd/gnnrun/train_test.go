@@ -150,7 +150,7 @@ func npzHashes(t *testing.T, dir string) map[string]map[string]string {
 // the sampler's. The trainer hashes each batch's arrays in input IDs on
 // the Python side; at 1 and 4 ranks, over both transports, every hash
 // equals the hash of the same array in the one-rank `sample --dump` file
-// of the batch, and fewer than P batches per epoch are missing.
+// of the batch, and none is missing.
 func TestTrainBatchesAreSamplersUnderMPI(t *testing.T) {
 	needPython(t, false)
 	parts := sampleDir(t, false)
@@ -191,6 +191,9 @@ func TestTrainBatchesAreSamplersUnderMPI(t *testing.T) {
 				if err := json.Unmarshal(sc.Bytes(), &b); err != nil {
 					t.Fatal(err)
 				}
+				if b.Number >= len(want)/2 {
+					continue // an empty batch padding a rank, not in sample --dump
+				}
 				name := fmt.Sprintf("e%d-b%d", b.Epoch, b.Number)
 				w, ok := want[name]
 				if !ok || len(w) != len(b.Arrays) {
@@ -203,7 +206,7 @@ func TestTrainBatchesAreSamplersUnderMPI(t *testing.T) {
 				}
 				got++
 			}
-			if missing := len(want) - got; got == 0 || missing < 0 || missing >= 2*np {
+			if got != len(want) {
 				t.Fatalf("%s P=%d: the trainers got %d of the %d batches", tr, np, got, len(want))
 			}
 		}
