@@ -10,7 +10,10 @@ edge once per direction, no self loops), node_data/_N/{feat (float32, the
 bag-of-words rows as given), label (int64), train_mask, val_mask,
 test_mask (bool)}-0.npy, and for link prediction edge_data/{train_edge,
 val_edge, test_edge}-0.npy (bool per edge: 85/5/10% of the undirected
-edges drawn with --seed, both directions of an edge alike). The split is the one of Yang et al. (2016) that
+edges drawn with --seed, both directions of an edge alike). train_edge is
+also the message-passing set: sampled with --prob train_edge (a bool array
+weighs 1 or 0), no batch draws a validation or test edge, in either
+direction, as a neighbour (see examples/link.py). The node split is the one of Yang et al. (2016) that
 Kipf & Welling's GCN and PyG's Planetoid use: train = the labelled nodes of
 ind.<name>.y (20 per class), val = the next 500 nodes, test = the 1000
 nodes of ind.<name>.test.index. CiteSeer's test index skips 15 nodes that
@@ -92,6 +95,9 @@ def convert(src, out, name, seed):
     chunked.write(out, name, edges, node_data, edge_masks)
     print("%s: %d nodes, %d directed edges, %d features, %d classes, train/val/test %d/%d/%d -> %s"
           % (name, n, len(edges), feat.shape[1], onehot.shape[1], train.sum(), val.sum(), test.sum(), out))
+    lonely = n - len(np.unique(edges[edge_masks["train_edge"], 1]))
+    print("link split: train/val/test %d/%d/%d undirected edges; %d nodes have no training edge (no neighbours under --prob train_edge)"
+          % tuple([len(np.unique(which[m])) for m in edge_masks.values()] + [lonely]))
 
 
 def main():
