@@ -12,6 +12,8 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"gnnrun/collective"
+	"gnnrun/graph"
+	"gnnrun/internal/testgraph"
 	"gnnrun/shard"
 )
 
@@ -233,4 +235,49 @@ func TestNodeBatchLabels(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Reverse exclusion between two edge types (--reverse-etypes
+// buys=bought_by, bought_by's edge i the reverse of buys edge i): with
+// every in-edge of the seeds sampled, no block of a batch holds, for its
+// positive u -> v of buys, the bought_by edge v -> u; and without it
+// (exclude self) every positive's reverse is there, so the check can fail.
+func TestLinkExcludesReverseType(t *testing.T) {
+	f := &fixture{testgraph.Get(t, testgraph.Spec{Hetero: true, K: 4, Reverse: true})}
+	buys := slices.IndexFunc(f.Meta.EdgeTypes, func(et graph.EdgeType) bool { return et.Rel == "buys" })
+	rev := slices.IndexFunc(f.Meta.EdgeTypes, func(et graph.EdgeType) bool { return et.Rel == "bought_by" })
+	mk := func(c *collective.Comm, s *shard.Served) (*Plan, error) { return NewEdgePlan(c, s, "buys", "", 16) }
+	for _, ex := range []Exclude{ExcludeReverse, ExcludeSelf} {
+		for _, tr := range []shard.Transport{shard.Alltoall, shard.RMA} {
+			o := Options{Fanouts: []int{-1, 2}, Seed: 3, OrigEIDs: true, Transport: tr,
+				Link: &LinkOptions{Negatives: 1, Exclude: ex, ReverseEtypes: map[string]string{"buys": "bought_by"}}}
+			batches := tasksOn(t, f, 2, o, mk)
+			if len(batches) == 0 {
+				t.Fatal("no batches")
+			}
+			for key, b := range batches {
+				for _, p := range b.Pos {
+					if p.EType != buys {
+						t.Fatalf("a positive of edge type %d, not buys (%d)", p.EType, buys)
+					}
+					if found := hasEdge(b, p.Dst, p.Src, rev); found != (ex == ExcludeSelf) {
+						t.Fatalf("exclude %d, %s: batch %d of epoch %d: its positive %d -> %d has its reverse in a block: %v",
+							ex, tr, key[1], key[0], f.InputNode(t, p.Src), f.InputNode(t, p.Dst), found)
+					}
+				}
+			}
+		}
+	}
+}
+
+// hasEdge reports whether a block of b holds an edge src -> dst of type et.
+func hasEdge(b *Batch, src, dst int64, et int) bool {
+	for _, bl := range b.Blocks {
+		for e := range bl.Src {
+			if int(bl.ETypes[e]) == et && bl.Nodes[bl.Src[e]] == src && bl.Nodes[bl.Dst[e]] == dst {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -48,6 +48,9 @@ type Spec struct {
 	Hetero  bool // users and items, follows and buys
 	K       int  // partitions
 	FeatDim int  // float32 features per node (default 3)
+	// Reverse (with Hetero) adds edge type item:bought_by:user, whose edge
+	// i is the reverse of buys edge i.
+	Reverse bool
 }
 
 // Graph is a generated graph, dispatched into partitions, with the input
@@ -105,6 +108,9 @@ func Get(tb testing.TB, spec Spec) *Graph {
 		_, err := graphio.Generate(c, gen, g.GraphDir, nil)
 		return err
 	})
+	if spec.Hetero && spec.Reverse {
+		g.addReverse(tb)
+	}
 	g.readInput(tb)
 	g.addWeights(tb)
 	g.dispatch(tb, filepath.Join(dir, "asg"), spec.K)
@@ -178,6 +184,41 @@ func (g *Graph) readInput(tb testing.TB) {
 		}
 		return nil
 	})
+}
+
+// addReverse adds edge type item:bought_by:user to the input, its edge i
+// the reverse of buys edge i.
+func (g *Graph) addReverse(tb testing.TB) {
+	mdPath := filepath.Join(g.GraphDir, "metadata.json")
+	md, err := graphio.ReadMetadata(mdPath)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	buys := md.Edges["user:buys:item"]
+	rev := graphio.ChunkSpec{Format: buys.Format}
+	for k, f := range buys.Data {
+		pairs := readInt64s(tb, md.Resolve(f))
+		for i := 0; i+1 < len(pairs); i += 2 {
+			pairs[i], pairs[i+1] = pairs[i+1], pairs[i]
+		}
+		name := fmt.Sprintf("edges/item__bought_by__user-%d.npy", k)
+		if err := graphio.WriteNpySlice(filepath.Join(g.GraphDir, name), pairs, int64(len(pairs)/2), 2); err != nil {
+			tb.Fatal(err)
+		}
+		rev.Data = append(rev.Data, name)
+	}
+	bt := slices.Index(md.EdgeType, "user:buys:item")
+	md.EdgeType = append(md.EdgeType, "item:bought_by:user")
+	md.NumEdgesPerType = append(md.NumEdgesPerType, md.NumEdgesPerType[bt])
+	md.NumEdgesPerChunk = append(md.NumEdgesPerChunk, md.NumEdgesPerChunk[bt])
+	md.Edges["item:bought_by:user"] = rev
+	if err := graphio.WriteMetadata(mdPath, md); err != nil {
+		tb.Fatal(err)
+	}
+	if md, err = graphio.ReadMetadata(mdPath); err != nil {
+		tb.Fatal(err)
+	}
+	g.Meta = md.Meta()
 }
 
 // addWeights adds edge arrays "w" and "w0" to every edge type. In "w",
