@@ -198,16 +198,16 @@ func (f *batchFlags) items() string {
 func (f *batchFlags) describe(e *env, s *shard.Served, pl *sampler.Plan, cmd string) {
 	st := pl.Stats()
 	what := f.items()
-	run := ""
+	empty, run := "", ""
+	if st.Empty > 0 {
+		empty = fmt.Sprintf(" (+%d empty, padding ranks)", st.Empty)
+	}
 	if n := pl.BatchesPerEpoch(); n < st.PerRank {
 		run = fmt.Sprintf(" (%s run)", report.Count(n))
 	}
-	if st.Empty > 0 {
-		run += fmt.Sprintf(", with %d empty ones padding ranks", st.Empty)
-	}
-	e.printf("%s: %s: %d ranks, %d partitions, %s task, %s training %s in %s batches of %d; %s per rank per epoch%s; fanouts %s, transport %s\n",
+	e.printf("%s: %s: %d ranks, %d partitions, %s task, %s training %s in %s batches of %d%s; %s per rank per epoch%s; fanouts %s, transport %s\n",
 		cmd, s.ConfigPath, e.comm.Size(), s.Config.NumParts, f.task, report.Count(st.Items), what,
-		report.Count(st.Batches), f.batch, report.Count(st.PerRank), run, f.fanouts, f.transport)
+		report.Count(st.Batches), f.batch, empty, report.Count(st.PerRank), run, f.fanouts, f.transport)
 }
 
 // reportTrained sums every rank's training items per epoch (seed nodes,
