@@ -30,6 +30,14 @@ type GenSpec struct {
 	// per column) plus the usual uniform noise in [-1, 1).
 	Planted float64
 	Hetero  bool // add node type "item" and edge type "user:buys:item"
+	// ItemFeatDim, with Hetero, is the width of item's features when not
+	// 0 (-1: item has none); 0 gives item FeatDim columns, as user.
+	ItemFeatDim int
+	// Reverse, with Hetero, adds edge type "item:bought_by:user", edge i
+	// the reverse of buys edge i, and with Planted plants buys edges as
+	// follows edges are (an item's class is its ID mod Classes), so that
+	// a user's in-neighbours over both relations carry its class.
+	Reverse bool
 	Format  string
 	Chunks  int // chunk files per type (0: one per rank)
 }
@@ -71,6 +79,10 @@ func (s *GenSpec) Validate() error {
 		return fmt.Errorf("graphio: planted communities need at least 2 classes")
 	case s.Hetero && s.Scale < 3:
 		return fmt.Errorf("graphio: a heterogeneous graph needs scale >= 3")
+	case !s.Hetero && (s.ItemFeatDim != 0 || s.Reverse):
+		return fmt.Errorf("graphio: item features and reverse edges need a heterogeneous graph")
+	case s.ItemFeatDim < -1:
+		return fmt.Errorf("graphio: item feature dimension %d: want -1 (none), 0 (the feature dimension) or more", s.ItemFeatDim)
 	}
 	switch s.Format {
 	case FormatCSV, FormatNumPy, FormatParquet:
@@ -89,9 +101,22 @@ func (s *GenSpec) Meta() graph.Meta {
 		return graph.Meta{Name: s.Name, NodeTypes: []string{"_N"}, NumNodes: []int64{n},
 			EdgeTypes: []graph.EdgeType{{Src: "_N", Rel: "_E", Dst: "_N"}}, NumEdges: []int64{m}}
 	}
-	return graph.Meta{Name: s.Name, NodeTypes: []string{"user", "item"}, NumNodes: []int64{n, n / 4},
+	meta := graph.Meta{Name: s.Name, NodeTypes: []string{"user", "item"}, NumNodes: []int64{n, n / 4},
 		EdgeTypes: []graph.EdgeType{{Src: "user", Rel: "follows", Dst: "user"}, {Src: "user", Rel: "buys", Dst: "item"}},
 		NumEdges:  []int64{m, m / 4}}
+	if s.Reverse {
+		meta.EdgeTypes = append(meta.EdgeTypes, graph.EdgeType{Src: "item", Rel: "bought_by", Dst: "user"})
+		meta.NumEdges = append(meta.NumEdges, m/4)
+	}
+	return meta
+}
+
+// featDim returns the width of node type t's features (0: none).
+func (s *GenSpec) featDim(t int) int {
+	if t == 1 && s.ItemFeatDim != 0 {
+		return max(s.ItemFeatDim, 0)
+	}
+	return s.FeatDim
 }
 
 // GenResult is what Generate wrote.
@@ -118,9 +143,18 @@ type genSource struct {
 	planted float64 // share of edges rewired into their source's class
 	classes int64
 	nodes   int64
+	reverse bool // the edges of another source, reversed
 }
 
 func (g *genSource) edge(e int64) (u, v int64) {
+	if g.reverse {
+		v, u = g.forward(e)
+		return u, v
+	}
+	return g.forward(e)
+}
+
+func (g *genSource) forward(e int64) (u, v int64) {
 	u, v = g.rmat.Edge(e)
 	if g.items > 0 {
 		v = int64(graph.Mix64(g.seed^0x6974656d^uint64(e)*0x9e3779b97f4a7c15) % uint64(g.items))
@@ -144,8 +178,8 @@ func Generate(c *collective.Comm, spec GenSpec, dir string, progress func(done, 
 	if err := os.MkdirAll(filepath.Join(dir, "edges"), 0o755); err != nil {
 		return nil, fmt.Errorf("graphio: %w", err)
 	}
-	for _, nt := range meta.NodeTypes {
-		if spec.FeatDim > 0 || spec.Classes > 0 {
+	for t, nt := range meta.NodeTypes {
+		if spec.FeatDim > 0 || spec.Classes > 0 || spec.featDim(t) > 0 {
 			if err := os.MkdirAll(filepath.Join(dir, "node_data", nt), 0o755); err != nil {
 				return nil, fmt.Errorf("graphio: %w", err)
 			}
@@ -153,6 +187,12 @@ func Generate(c *collective.Comm, spec GenSpec, dir string, progress func(done, 
 	}
 	srcs := make([]*genSource, len(meta.EdgeTypes))
 	for t := range meta.EdgeTypes {
+		if t == 2 { // bought_by: the buys edges reversed
+			g := *srcs[1]
+			g.reverse, g.srcOff, g.dstOff = true, meta.NumNodes[0], 0
+			srcs[t] = &g
+			continue
+		}
 		seed := graph.Mix64(spec.Seed + uint64(t)*0x51ed27)
 		r, err := NewRMAT(spec.Scale, spec.A, spec.B, spec.C, spec.Noise, seed, spec.Permute)
 		if err != nil {
@@ -165,6 +205,9 @@ func Generate(c *collective.Comm, spec GenSpec, dir string, progress func(done, 
 		if t == 1 {
 			srcs[t].items = meta.NumNodes[1]
 			srcs[t].dstOff = meta.NumNodes[0]
+			if spec.Reverse && spec.Planted > 0 {
+				srcs[t].planted, srcs[t].classes, srcs[t].nodes = spec.Planted, int64(spec.Classes), meta.NumNodes[1]
+			}
 		}
 	}
 	chunkOwner := graph.EvenBook(int64(spec.Chunks), c.Size())
@@ -305,7 +348,7 @@ func chunkCounts(n int64, chunks int) []int64 {
 // genArrays lists the node arrays of node type t.
 func genArrays(spec GenSpec, t int) []string {
 	var out []string
-	if spec.FeatDim > 0 {
+	if spec.featDim(t) > 0 {
 		out = append(out, "feat")
 	}
 	if spec.Classes > 0 && t == 0 {
@@ -453,7 +496,7 @@ func writeNodeChunk(dir string, spec GenSpec, nt string, t, k int, lo, hi int64)
 		var ten *graph.Tensor
 		switch {
 		case name == "feat":
-			d := spec.FeatDim
+			d := spec.featDim(t)
 			f := make([]float32, (hi-lo)*int64(d))
 			for i := range hi - lo {
 				for j := range d {

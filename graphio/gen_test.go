@@ -109,3 +109,51 @@ func TestGenPlanted(t *testing.T) {
 		t.Error("planted classes accepted with one class")
 	}
 }
+
+// --hetero --reverse: bought_by edge i is buys edge i reversed, planted
+// buys edges join a user to an item of its class, and --item-feat-dim
+// sets item's features (-1: none).
+func TestGenHeteroReverse(t *testing.T) {
+	const classes, planted = 4, 0.8
+	for _, itemDim := range []int{-1, 3} {
+		dir := t.TempDir()
+		spec := GenSpec{Scale: 10, EdgeFactor: 8, Seed: 3, FeatDim: 8, Classes: classes, Planted: planted, Hetero: true,
+			Reverse: true, ItemFeatDim: itemDim, Chunks: 1}
+		generate(t, 1, spec, dir)
+		edges := func(name string) []int64 {
+			ten, err := ReadNpy(filepath.Join(dir, "edges", name+"-0.npy"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := graph.View[int64](ten)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		buys, rev := edges("user__buys__item"), edges("item__bought_by__user")
+		same := 0
+		for i := 0; i < len(buys); i += 2 {
+			if rev[i] != buys[i+1] || rev[i+1] != buys[i] {
+				t.Fatalf("bought_by edge %d is %d -> %d, buys edge %d is %d -> %d", i/2, rev[i], rev[i+1], i/2, buys[i], buys[i+1])
+			}
+			if buys[i]%classes == buys[i+1]%classes {
+				same++
+			}
+		}
+		want := planted + (1-planted)/classes
+		if got := float64(same) / float64(len(buys)/2); got < want-0.04 || got > want+0.04 {
+			t.Errorf("%.3f of the buys edges join a user to an item of its class, want about %.3f", got, want)
+		}
+		ten, err := ReadNpy(filepath.Join(dir, "node_data", "item", "feat-0.npy"))
+		switch {
+		case itemDim < 0 && err == nil:
+			t.Errorf("item features written with --item-feat-dim -1")
+		case itemDim > 0 && (err != nil || ten.RowLen() != int64(itemDim)):
+			t.Errorf("item features %v (%v), want %d columns", ten, err, itemDim)
+		}
+	}
+	if err := (&GenSpec{Scale: 5, Reverse: true, Format: FormatNumPy, Chunks: 1}).Validate(); err == nil {
+		t.Error("reverse edges accepted without --hetero")
+	}
+}

@@ -19,7 +19,7 @@ func init() {
 	register(&command{
 		name:    "gen",
 		summary: "generate an R-MAT graph in DGL's chunked format, every rank writing its chunks",
-		usage:   "gen --scale S --out DIR [--edge-factor E] [--seed X] [--feat-dim D] [--classes C [--planted F]] [--format csv|numpy|parquet] [--hetero] [--chunks K]",
+		usage:   "gen --scale S --out DIR [--edge-factor E] [--seed X] [--feat-dim D] [--classes C [--planted F]] [--format csv|numpy|parquet] [--hetero [--item-feat-dim D] [--reverse]] [--chunks K]",
 		help: `Generates a Graph500-style R-MAT (stochastic Kronecker) graph with 2^S nodes
 and E*2^S edges and writes it in DGL's chunked graph format: DIR/metadata.json
 (with both per-type and per-chunk counts), edge chunks in DIR/edges/ and node
@@ -33,14 +33,20 @@ files). The edge checksum printed at the end is the one ingest-check prints.
 --feat-dim adds float32 features "feat"; --classes adds int64 labels "label"
 and boolean masks train_mask/val_mask/test_mask (60/20/20%). --hetero adds a
 second node type "item" (2^S/4 nodes) and an edge type "user:buys:item"
-(E*2^S/4 edges, uniform items) beside "user:follows:user".
+(E*2^S/4 edges, uniform items) beside "user:follows:user"; labels and masks
+are the users'. --item-feat-dim D gives items D feature columns (-1: none)
+instead of --feat-dim's. --reverse adds "item:bought_by:user", every buys
+edge reversed, so that users hear from items.
 
 Labels are random unless --planted F (with --classes C) plants them as
 communities a GNN can learn: node v's class is v mod C, a share F of the
 edges (of the first type) keep their R-MAT source and take a destination of
 the source's class, and the features are the class's centroid (+-0.1 per
 column) plus uniform noise in [-1, 1), so that features alone tell the
-classes apart poorly and a node's in-neighbours, mostly of its class, well.`,
+classes apart poorly and a node's in-neighbours, mostly of its class, well.
+With --hetero --reverse, a share F of the buys edges also go to an item of
+the user's class (an item's class is its ID mod C), so a user's items carry
+its class too: R-GCN's task (examples/rgcn.py).`,
 		flags: func(fs *pflag.FlagSet) {
 			s := &genFlags.spec
 			fs.IntVar(&s.Scale, "scale", 0, "log2 of the number of nodes (required)")
@@ -56,6 +62,8 @@ classes apart poorly and a node's in-neighbours, mostly of its class, well.`,
 			fs.Float64Var(&s.Planted, "planted", 0, "plant the classes as communities: this share of edges joins a node to its class (0: random labels)")
 			fs.StringVar(&s.Format, "format", "numpy", "edge chunk format: csv, numpy or parquet")
 			fs.BoolVar(&s.Hetero, "hetero", false, "add a second node type and edge type")
+			fs.IntVar(&s.ItemFeatDim, "item-feat-dim", 0, "with --hetero: item's feature columns (0: --feat-dim; -1: none)")
+			fs.BoolVar(&s.Reverse, "reverse", false, "with --hetero: add edge type item:bought_by:user (buys reversed; planted too with --planted)")
 			fs.IntVar(&s.Chunks, "chunks", 0, "chunks per type (default: one per rank)")
 			fs.StringVar(&s.Name, "name", "", "graph name (default rmatS)")
 			fs.StringVar(&genFlags.out, "out", "", "output directory (required)")
