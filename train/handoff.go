@@ -99,9 +99,11 @@ type handoff struct {
 	free  chan int // slots the trainer is done with
 	bufs  bufferIDs
 	stats Stats
-	// The feature rows' type and shape (the loader's).
+	// The feature rows' type and shape (the loader's), and the graph's
+	// types.
 	rowType  graph.DType
 	rowShape []int64
+	types    prefetch.Types
 }
 
 // slot is shared memory the non-feature arrays of one batch at a time are
@@ -120,6 +122,7 @@ func newHandoff(l *prefetch.Loader, o Options) (*handoff, error) {
 	n := l.DeviceBuffers()
 	h := &handoff{l: l, o: o, meta: meta, free: make(chan int, n), bufs: bufferIDs{ids: map[cuda.Buffer]int{}, device: map[int]cuda.Buffer{}}}
 	h.rowType, h.rowShape = l.FeatureRow()
+	h.types = l.Types()
 	for i := range n {
 		h.slots = append(h.slots, &slot{})
 		h.free <- i

@@ -102,6 +102,12 @@ func (h *handoff) layout(k int, b *prefetch.Batch) (*batchMsg, []int, error) {
 	for l, bl := range b.Blocks {
 		blocks[l] = blockMsg{NumSrc: len(bl.Nodes), NumDst: bl.NumDst}
 		arrays = append(arrays, ArrayOf(fmt.Sprintf("src_%d", l), bl.Src), ArrayOf(fmt.Sprintf("dst_%d", l), bl.Dst))
+		if len(h.types.EdgeTypes) > 1 { // else every edge is of type 0
+			arrays = append(arrays, ArrayOf(fmt.Sprintf("etype_%d", l), bl.ETypes))
+		}
+	}
+	if b.RowTypes != nil {
+		arrays = append(arrays, ArrayOf("input_ntype", b.RowTypes), ArrayOf("input_type_id", b.RowTypeIDs))
 	}
 	if t := b.Labels; t != nil {
 		arrays = append(arrays, Array{Name: "labels", DType: t.DType, Shape: t.Shape, Data: t.Data})
@@ -179,7 +185,17 @@ func (h *handoff) writeSlot(k int, arrays []Array) (map[string]arrayRef, error) 
 // hello is the trainer's first message.
 func (h *handoff) hello() error {
 	dt, row := h.rowType, h.rowShape
-	msg := map[string]any{"type": "hello", "protocol": Protocol, "feature_dtype": dt.Descr(), "feature_shape": row}
+	ty := h.types
+	var etypes []string
+	shapes, nodes := map[string]any{}, map[string]int64{}
+	for _, et := range ty.EdgeTypes {
+		etypes = append(etypes, et.String())
+	}
+	for t, nt := range ty.NodeTypes {
+		shapes[nt], nodes[nt] = ty.FeatureShapes[t], ty.NumNodes[t] // nil: null, the type has no features
+	}
+	msg := map[string]any{"type": "hello", "protocol": Protocol, "feature_dtype": dt.Descr(), "feature_shape": row,
+		"ntypes": ty.NodeTypes, "etypes": etypes, "feature_shapes": shapes, "num_nodes": nodes}
 	for k, v := range h.o.Hello {
 		msg[k] = v
 	}

@@ -59,12 +59,14 @@ class Block:
     sources. For the outermost block (``blocks[0]``) both index rows of
     ``batch.x``; for block l > 0 both index the previous layer's output.
     The last block's destinations are the seeds, in the order of ``y``.
+    ``etype[i]`` is edge i's type, an index into ``hello()["etypes"]``
+    (None when the graph has one edge type).
     """
 
-    __slots__ = ("src", "dst", "num_src", "num_dst")
+    __slots__ = ("src", "dst", "num_src", "num_dst", "etype")
 
-    def __init__(self, src, dst, num_src, num_dst):
-        self.src, self.dst, self.num_src, self.num_dst = src, dst, num_src, num_dst
+    def __init__(self, src, dst, num_src, num_dst, etype=None):
+        self.src, self.dst, self.num_src, self.num_dst, self.etype = src, dst, num_src, num_dst, etype
 
     def __repr__(self):
         return "Block(%d -> %d nodes, %d edges)" % (self.num_src, self.num_dst, len(self.src))
@@ -91,9 +93,15 @@ class Batch:
         block's destinations) of the positive and negative edges; else None.
     ids: with ``gnnrun train --ids``, arrays in the input graph's IDs, as
         ``gnnrun sample --dump`` writes them; else empty.
+    input_ntype, input_type_id: per row of x (not in input order), the
+        node type of its node (an index into ``hello()["ntypes"]``) and
+        the node's ID within its type (0..num_nodes[type]-1, the same for
+        the whole run: rows for an ``nn.Embedding`` of a featureless type);
+        None when the graph has one node type. ``rows_of_type(t)`` and
+        ``x_of(t)`` select a type's rows.
     """
 
-    def __init__(self, msg, view):
+    def __init__(self, msg, view, types=None):
         self.kind = msg["kind"]
         self.epoch = msg["epoch"]
         self.number = msg["number"]
@@ -105,9 +113,14 @@ class Batch:
         self.x = view(msg["x"])
         self.input_slots = view(arrays["input_slots"])
         self.blocks = [
-            Block(view(arrays["src_%d" % l]), view(arrays["dst_%d" % l]), b["num_src"], b["num_dst"])
+            Block(view(arrays["src_%d" % l]), view(arrays["dst_%d" % l]), b["num_src"], b["num_dst"],
+                  view(arrays["etype_%d" % l]) if "etype_%d" % l in arrays else None)
             for l, b in enumerate(msg["blocks"])
         ]
+        self.input_ntype = view(arrays["input_ntype"]) if "input_ntype" in arrays else None
+        self.input_type_id = view(arrays["input_type_id"]) if "input_type_id" in arrays else None
+        self._types = types or _Types({})
+        self._rows = {}
         self.y = view(arrays["labels"]) if "labels" in arrays else None
         self.pos = self.neg = None
         if "pos_src" in arrays:
@@ -118,6 +131,24 @@ class Batch:
     @property
     def num_seeds(self):
         return self.blocks[-1].num_dst if self.blocks else 0
+
+    def rows_of_type(self, ntype):
+        """The rows of x whose nodes are of ntype (its name or index),
+        ascending, as an int64 array (every row with one node type)."""
+        t = self._types.index(ntype)
+        if t not in self._rows:
+            if self.input_ntype is None:
+                self._rows[t] = np.arange(len(self.input_slots), dtype=np.int64)
+            else:
+                self._rows[t] = np.flatnonzero(self.input_ntype == t)
+        return self._rows[t]
+
+    def x_of(self, ntype):
+        """The features of ntype's rows (rows_of_type order) at the type's
+        own width: x's rows are the widest type's, narrower ones padded
+        with zeros. A copy. ValueError for a type without features (use
+        input_type_id, e.g. with an nn.Embedding)."""
+        return self.x[self.rows_of_type(ntype)][:, : self._types.width(ntype)]
 
     def torch(self, device=None):
         """The batch as torch tensors. On the host, x and y share memory
@@ -140,7 +171,9 @@ class Batch:
             setattr(tb, k, getattr(self, k))
         tb.x, tb.y = t(self.x), t(self.y)
         tb.input_slots = t(self.input_slots, True)
-        tb.blocks = [Block(t(b.src, True), t(b.dst, True), b.num_src, b.num_dst) for b in self.blocks]
+        tb.input_ntype, tb.input_type_id = t(self.input_ntype, True), t(self.input_type_id, True)
+        tb.blocks = [Block(t(b.src, True), t(b.dst, True), b.num_src, b.num_dst, t(b.etype, True)) for b in self.blocks]
+        tb._batch, tb._t = self, t
         tb.pos = tuple(t(a, True) for a in self.pos) if self.pos else None
         tb.neg = tuple(t(a, True) for a in self.neg) if self.neg else None
         return tb
@@ -153,8 +186,44 @@ class Batch:
 class TorchBatch:
     """A Batch as torch tensors (Batch.torch): the same fields."""
 
+    def rows_of_type(self, ntype):
+        """Batch.rows_of_type as an int64 tensor."""
+        return self._t(self._batch.rows_of_type(ntype), True)
+
+    def x_of(self, ntype):
+        """Batch.x_of: ntype's rows of x at its own width (an ordinary
+        tensor, on x's device)."""
+        w = self._batch._types.width(ntype)
+        return self.x.index_select(0, self.rows_of_type(ntype))[:, :w]
+
     def __repr__(self):
         return "TorchBatch(%s, epoch %d, number %d, %s)" % (self.kind, self.epoch, self.number, self.blocks)
+
+
+class _Types:
+    """The graph's node types as the hello names them."""
+
+    def __init__(self, hello):
+        self.names = hello.get("ntypes") or []
+        self.shapes = hello.get("feature_shapes") or {}
+
+    def index(self, ntype):
+        if isinstance(ntype, str):
+            if ntype not in self.names:
+                raise KeyError("gnnrun: no node type %r (the graph's: %s)" % (ntype, self.names))
+            return self.names.index(ntype)
+        return int(ntype)
+
+    def width(self, ntype):
+        """The width of the type's feature rows (None: x's whole rows)."""
+        if not self.names:
+            return None
+        name = self.names[self.index(ntype)]
+        shape = self.shapes.get(name)
+        if shape is None:
+            raise ValueError("gnnrun: node type %r has no features: its rows of x are zero; use input_type_id "
+                             "(e.g. with an nn.Embedding of num_nodes[%r] rows)" % (name, name))
+        return shape[0] if len(shape) == 1 else None
 
 
 _readonly_cls = None
@@ -246,6 +315,7 @@ class _Channel:
         if self.hello.get("type") != "hello" or self.hello.get("protocol") != PROTOCOL:
             raise RuntimeError("gnnrun: unexpected first message %r (protocol %d expected): "
                                "is this client as new as the gnnrun binary?" % (self.hello, PROTOCOL))
+        self.types = _Types(self.hello)
 
     def recv(self):
         t0 = time.perf_counter()
@@ -303,7 +373,7 @@ class _Channel:
             self.ended = True
             return None
         t0 = time.perf_counter()
-        b = Batch(msg, self.view)
+        b = Batch(msg, self.view, self.types)
         self.handoff += time.perf_counter() - t0
         self.count += 1
         self.held = (b.slot, b.seq)
@@ -322,8 +392,11 @@ def _get():
 
 def hello():
     """What gnnrun says of the run: rank, world_size, task, feature_dtype,
-    feature_shape, classes (node tasks with labels), epochs,
-    batches_per_epoch, eval (the evaluation sets' names and batches)."""
+    feature_shape (of x's rows: the widest node type's), classes (node
+    tasks with labels), epochs, batches_per_epoch, eval (the evaluation
+    sets' names and batches), ntypes and etypes (type names, in type-index
+    order; edge types as "src:rel:dst"), feature_shapes ({ntype: its rows'
+    shape, or None without features}), num_nodes ({ntype: nodes})."""
     return dict(_get().hello)
 
 
