@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"gnnrun/graphio"
+	"gnnrun/report"
 )
 
 // sampleDir dispatches a small generated graph into K = 4 partitions
@@ -265,7 +266,7 @@ func TestSampleTrainsEverySeedUnderMPI(t *testing.T) {
 		if !tr.All || tr.Items != n || len(tr.PerEpoch) != epochs || tr.PerEpoch[0] != n || tr.PerEpoch[1] != n {
 			t.Fatalf("batch size %d: the report says %+v; the input has %d training nodes", bs, tr, n)
 		}
-		if want := fmt.Sprintf("every epoch trained all %d training nodes", n); !strings.Contains(res.stdout, want) {
+		if want := fmt.Sprintf("every epoch trained all %s training nodes", report.Count(n)); !strings.Contains(res.stdout, want) {
 			t.Fatalf("batch size %d: the printout lacks %q:\n%s", bs, want, res.stdout)
 		}
 	}
