@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -182,5 +183,69 @@ func TestLaunchersHostfileNetns(t *testing.T) {
 	}
 	if !regexp.MustCompile(`(?m)^selftest passed: .* on 6 ranks`).MatchString(out) {
 		t.Fatalf("no 'selftest passed' on 6 ranks:\n%s", out)
+	}
+}
+
+// TestLaunchersTrainNetns trains GraphSAGE on three hosts of two ranks whose
+// host names resolve nowhere, with no variable set by hand: gnnrun must hand
+// the trainers a MASTER_ADDR every rank reaches and each host's interface,
+// and the model must learn as well as on one host from the same partitions.
+// Then a MASTER_ADDR where no host answers must end the job within 10 s
+// of what starting and ending a job takes (gnnrun info under the same
+// mpirun: seconds on a loaded machine), saying what to set, with no process
+// left behind.
+func TestLaunchersTrainNetns(t *testing.T) {
+	needPython(t, true)
+	bin := gnnrunBin(t)
+	work := t.TempDir()
+	example, err := filepath.Abs(filepath.Join("..", "..", "examples", "graphsage.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := []string{"--scale", "12", "--edge-factor", "8", "--feat-dim", "16", "--classes", "4", "--planted", "0.8", "--seed", "3"}
+	trainArgs := []string{"--fanouts", "10,10", "--batch-size", "32", "--epochs", "4", "--seed", "2",
+		"--", pythonBin, example, "--hidden", "32", "--lr", "0.01"}
+	args := append(append(append([]string{bin, work, "3", "2"}, gen...), "--"), trainArgs...)
+	out := runCIScript(t, 8*time.Minute, "train-netns.sh", args...)
+
+	trained, forced, ok := strings.Cut(out, "== train with MASTER_ADDR")
+	if !ok || !strings.Contains(trained, "== train exit=0 ") {
+		t.Fatalf("the training on 3 hosts failed:\n%s", out)
+	}
+	if m := regexp.MustCompile(`torch\.distributed: MASTER_ADDR=\S+ \(chosen by gnnrun\) MASTER_PORT=\d+, reached from every rank \(through eth0;.*`).FindString(trained); m == "" {
+		t.Errorf("want gnnrun to choose MASTER_ADDR, reached through each host's eth0:\n%s", trained)
+	} else {
+		t.Log(m)
+	}
+	type accuracy struct {
+		TestAcc float64 `json:"test_acc"`
+		Epochs  int     `json:"epochs"`
+		Ranks   int     `json:"ranks"`
+	}
+	var hosts3, host1 accuracy
+	lastJSON(t, trained, &hosts3)
+	single := mustRun(t, 6, append([]string{"train", filepath.Join(work, "parts")}, trainArgs...)...)
+	lastJSON(t, single.stdout, &host1)
+	t.Logf("test accuracy on 3 hosts %.3f, on 1 host %.3f", hosts3.TestAcc, host1.TestAcc)
+	if hosts3.Epochs != 4 || hosts3.Ranks != 6 || hosts3.TestAcc < 0.85 || host1.TestAcc < 0.85 || math.Abs(hosts3.TestAcc-host1.TestAcc) > 0.05 {
+		t.Errorf("3 hosts: %+v, 1 host: %+v; want 4 epochs on 6 ranks, both above 0.85 and within 0.05", hosts3, host1)
+	}
+
+	m := regexp.MustCompile(`== unreachable exit=(\d+) seconds=([\d.]+) baseline=([\d.]+) left=(\d+)`).FindStringSubmatch(forced)
+	if m == nil {
+		t.Fatalf("no result of the run with an unreachable MASTER_ADDR:\n%s", forced)
+	}
+	var secs, baseline float64
+	fmt.Sscan(m[2], &secs)
+	fmt.Sscan(m[3], &baseline)
+	t.Logf("an unreachable MASTER_ADDR ended the job in %.2f s (gnnrun info: %.2f s)", secs, baseline)
+	if m[1] == "0" || secs-baseline >= 10 || m[4] != "0" {
+		t.Errorf("with an unreachable MASTER_ADDR: exit %s after %.2f s (info %.2f s), %s processes left; want a failure within 10 s more than info, none left:\n%s",
+			m[1], secs, baseline, m[4], forced)
+	}
+	for _, want := range []string{"(yours): not every rank reached rank 0's gnnrun there", "gnnh2 (ranks 2, 3)", "set MASTER_ADDR to an address of gnnh1", "GLOO_SOCKET_IFNAME"} {
+		if !strings.Contains(forced, want) {
+			t.Errorf("the error does not say %q:\n%s", want, forced)
+		}
 	}
 }

@@ -1,13 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"math"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,10 +50,14 @@ batches with the Python client (import gnnrun; for batch in
 gnnrun.batches(): ...; gnnrun puts the client on the trainer's PYTHONPATH).
 
 The trainer's environment has what torch.distributed.init_process_group
-needs (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR,
-MASTER_PORT: rank 0's host, or 127.0.0.1 when all ranks share it, and a free
-port; set them yourself to override) and GNNRUN_CONTROL_FD, gnnrun's control
-socket. Batches pass without copies on the trainer's side: the features are
+needs (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE; MASTER_ADDR and
+MASTER_PORT: an address of rank 0's host that every rank has connected to
+before the trainers start, 127.0.0.1 when all ranks share it, and a port
+free there; GLOO_SOCKET_IFNAME and NCCL_SOCKET_IFNAME: the host's interface
+towards it; set them yourself to override, GNNRUN_MASTER_CHECK=off to skip
+the check) and GNNRUN_CONTROL_FD, gnnrun's control socket. No address that
+every rank reaches fails the job in seconds, saying what to set.
+Batches pass without copies on the trainer's side: the features are
 the device buffers themselves (shared memory on the host device), the blocks
 and labels a shared slot; the trainer says when it is done with a batch.
 
@@ -110,7 +114,7 @@ func runTrain(e *env, args []string) error {
 	if _, err := exec.LookPath(args[1]); err != nil {
 		return fmt.Errorf("the trainer %q: %w", args[1], err)
 	}
-	env, err := trainerEnv(e)
+	env, m, err := trainerEnv(e)
 	if err != nil {
 		return err
 	}
@@ -123,6 +127,7 @@ func runTrain(e *env, args []string) error {
 	if err := t.start(o); err != nil {
 		return err
 	}
+	e.reportMaster(m)
 	tag := ""
 	if f.tag {
 		tag = fmt.Sprintf("[rank %d] ", e.comm.Rank())
@@ -373,62 +378,63 @@ func memcpyTime(n int64) time.Duration {
 // commandArgs returns the trainer's command, after the "--".
 func commandArgs(e *env) []string { return e.args[e.dashAt:] }
 
-// trainerEnv returns the variables the trainer gets: torch.distributed's
-// and the client's place on PYTHONPATH. It is collective.
-func trainerEnv(e *env) ([]string, error) {
+// trainerEnv returns the variables the trainer gets, torch.distributed's
+// (its rendezvous checked: see findMaster) and the client's place on
+// PYTHONPATH, and the rendezvous. It is collective.
+func trainerEnv(e *env) ([]string, master, error) {
 	c := e.comm
-	addr, port := os.Getenv("MASTER_ADDR"), os.Getenv("MASTER_PORT")
-	var err error
-	if addr == "" || port == "" {
-		var a, p string
-		if c.Rank() == 0 {
-			a, p, err = masterAddress(c)
-		}
-		if err = collective.Agree(c, err); err != nil {
-			return nil, err
-		}
-		blob, err := collective.Bcast(c, []byte(a+"\n"+p), 0)
-		if err != nil {
-			return nil, err
-		}
-		a, p, _ = strings.Cut(string(blob), "\n")
-		if addr == "" {
-			addr = a
-		}
-		if port == "" {
-			port = p
-		}
+	end := e.stage("rendezvous")
+	m, err := findMaster(c, masterWanted(placement.local.Size == c.Size()))
+	end()
+	if err != nil {
+		return nil, m, fmt.Errorf("torch.distributed's rendezvous: %w", err)
 	}
 	dir, err := extractClient()
 	if err = collective.Agree(c, err); err != nil {
-		return nil, err
+		return nil, m, err
 	}
 	pythonPath := dir
 	if old := os.Getenv("PYTHONPATH"); old != "" {
 		pythonPath += string(os.PathListSeparator) + old
 	}
 	l := placement.local
-	return []string{
+	vars := []string{
 		fmt.Sprintf("RANK=%d", c.Rank()), fmt.Sprintf("WORLD_SIZE=%d", c.Size()),
 		fmt.Sprintf("LOCAL_RANK=%d", l.Rank), fmt.Sprintf("LOCAL_WORLD_SIZE=%d", l.Size),
-		"MASTER_ADDR=" + addr, "MASTER_PORT=" + port, "PYTHONPATH=" + pythonPath,
-	}, nil
+		"MASTER_ADDR=" + m.addr, "MASTER_PORT=" + m.port, "PYTHONPATH=" + pythonPath,
+	}
+	// Gloo and NCCL bind to the interface of the host name's address
+	// otherwise, which fails where host names do not resolve.
+	if iface := m.ifaces[c.Rank()]; iface != "" {
+		for _, v := range []string{"GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME"} {
+			if os.Getenv(v) == "" {
+				vars = append(vars, v+"="+iface)
+			}
+		}
+	}
+	return vars, m, nil
 }
 
-// masterAddress is rank 0's address for torch.distributed (127.0.0.1 when
-// every rank is on its host) and a port free now.
-func masterAddress(c *collective.Comm) (string, string, error) {
-	addr := c.Host()
-	if placement.local.Size == c.Size() {
-		addr = "127.0.0.1"
+// reportMaster prints and records the rendezvous the ranks agreed on.
+func (e *env) reportMaster(m master) {
+	how := "chosen by gnnrun"
+	if m.userSet {
+		how = "yours"
 	}
-	ln, err := net.Listen("tcp", ":0")
-	if err != nil {
-		return "", "", fmt.Errorf("finding a free port for MASTER_PORT: %w", err)
+	checked := "unchecked (" + masterCheckEnv + "=off)"
+	if m.checked {
+		var ifaces []string // distinct, in rank order
+		for _, f := range m.ifaces {
+			if f = cmp.Or(f, "?"); !slices.Contains(ifaces, f) {
+				ifaces = append(ifaces, f)
+			}
+		}
+		checked = fmt.Sprintf("reached from every rank (through %s; tried %s) in %v",
+			strings.Join(ifaces, ", "), strings.Join(m.tried, ", "), m.took.Round(time.Millisecond))
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	return addr, fmt.Sprint(port), nil
+	e.printf("  torch.distributed: MASTER_ADDR=%s (%s) MASTER_PORT=%s, %s\n", m.addr, how, m.port, checked)
+	e.rec.Set("rendezvous", map[string]any{"master_addr": m.addr, "master_port": m.port, "user_set": m.userSet,
+		"checked": m.checked, "tried": m.tried, "interfaces": m.ifaces, "seconds": m.took.Seconds()})
 }
 
 // extractClient writes the embedded Python client to a directory named by
