@@ -277,8 +277,9 @@ func (pl *Plan) spans() [][2]int64 {
 // reached lists the partitions whose items lie in this rank's spans.
 func (pl *Plan) reached() []int {
 	var out []int
+	spans := pl.spans()
 	for q := range pl.counts {
-		for _, sp := range pl.spans() {
+		for _, sp := range spans {
 			if pl.start[q] < sp[1] && pl.start[q+1] > sp[0] {
 				out = append(out, q)
 				break
