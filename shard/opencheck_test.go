@@ -208,7 +208,6 @@ func TestServeFindsCorruption(t *testing.T) {
 		{name: "indptr end", file: "part1/indptr.npy", edits: []edit{{inner, 8, put64(1 << 40)}}, want: fmt.Sprintf("part1/indptr.npy: ends at %d", int64(1)<<40)},
 		{name: "edge type", file: "part1/edge_type.npy", edits: []edit{{0, 2, put16(99)}}, want: "part1/edge_type.npy: entry 0 is 99, outside the graph's 2 edge types"},
 		{name: "edge type count", file: "part1/edge_type.npy", edits: []edit{{0, 2, func(b []byte) { b[0] ^= 1 }}}, want: "part1/edge_type.npy:"},
-		{name: "edge ID", file: "part1/edge_ids.npy", edits: []edit{{3, 8, put64(-2)}}, want: "part1/edge_ids.npy: entry 3 is -2, outside the partition's edge IDs"},
 		{name: "inner global ID", file: "part1/local2global.npy", edits: []edit{{0, 8, put64(1 << 50)}}, want: "part1/local2global.npy: entry 0 is"},
 		{name: "halo global ID", file: "part1/local2global.npy", edits: []edit{{inner, 8, put64(1 << 50)}}, want: fmt.Sprintf("entry %d is %d, outside the graph's", inner, int64(1)<<50)},
 		{name: "node type", file: "part1/node_type.npy", edits: []edit{{inner, 2, put16(-1)}}, want: fmt.Sprintf("part1/node_type.npy: entry %d is -1, outside the graph's 2 node types", inner)},
