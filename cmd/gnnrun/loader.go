@@ -249,7 +249,7 @@ func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 // loaderFigures names what every rank contributes to the report, in the
 // order ranks send them; perRank gathers them.
 var loaderFigures = []string{"seconds", "wait", "startup", "batches", "input", "reused", "hot", "fetched", "local", "remote",
-	"bytes", "bytes_nocache", "first_wait", "firsts", "other_wait", "others", "peak_host", "peak_device", "moved", "moved_bytes"}
+	"bytes", "bytes_nocache", "first_wait", "firsts", "other_wait", "others", "peak_host", "peak_device", "moved", "moved_bytes", "featureless"}
 
 // perRank is every rank's figures by name.
 type perRank map[string][]float64
@@ -278,7 +278,8 @@ func (r *loaderRun) gatherFigures(st prefetch.Stats) (perRank, error) {
 		"local": float64(st.RowsLocal), "remote": float64(st.RowsRemote), "bytes": float64(st.BytesToDevice),
 		"bytes_nocache": float64(st.BytesWithoutCache), "first_wait": r.firstWait.Seconds(), "firsts": float64(r.firsts),
 		"other_wait": r.otherWait.Seconds(), "others": float64(r.others), "peak_host": float64(st.PeakHostBytes),
-		"peak_device": float64(st.PeakDeviceBytes), "moved": float64(st.RowsMoved), "moved_bytes": float64(st.BytesMovedOnDevice)}
+		"peak_device": float64(st.PeakDeviceBytes), "moved": float64(st.RowsMoved), "moved_bytes": float64(st.BytesMovedOnDevice),
+		"featureless": float64(st.RowsFeatureless)}
 	names := append([]string(nil), loaderFigures...)
 	for _, s := range st.Stages {
 		mine[s.Name+"_busy"], mine[s.Name+"_fill"] = s.Busy.Seconds(), s.MeanQueueFill
@@ -334,6 +335,9 @@ func (r *loaderRun) report() error {
 	e.printf("  bytes to the device %s, without the cache %s (saved %s = %s rows of %d bytes)\n",
 		report.Bytes(int64(m.sum("bytes"))), report.Bytes(int64(m.sum("bytes_nocache"))), report.Bytes(int64(m.sum("bytes_nocache")-m.sum("bytes"))),
 		report.Count(int64(m.sum("reused")+m.sum("hot"))), r.l.RowBytes())
+	if n := m.sum("featureless"); n > 0 {
+		e.printf("  rows of node types without features %s (zeroed on the device, not copied)\n", report.Count(int64(n)))
+	}
 	e.printf("  moved on the device %s rows (%s: block 0's destinations into the first rows, rows past a shrinking end)\n",
 		report.Count(int64(m.sum("moved"))), report.Bytes(int64(m.sum("moved_bytes"))))
 	e.printf("  memory in flight per rank at most: host gather buffers %s, device %s; batches in flight at most %d\n",
@@ -359,7 +363,7 @@ func (r *loaderRun) report() error {
 		"trainer_wait_fraction": waitFrac, "startup_wait_s": m.max("startup"), "rows_input": m.sum("input"), "rows_reused": m.sum("reused"), "rows_hot": m.sum("hot"),
 		"rows_fetched": m.sum("fetched"), "rows_local": m.sum("local"), "rows_remote": m.sum("remote"), "batches": batches,
 		"bytes_to_device": m.sum("bytes"), "bytes_to_device_without_cache": m.sum("bytes_nocache"), "stages": stages,
-		"rows_moved": m.sum("moved"), "bytes_moved_on_device": m.sum("moved_bytes"),
+		"rows_moved": m.sum("moved"), "bytes_moved_on_device": m.sum("moved_bytes"), "rows_featureless": m.sum("featureless"),
 		"first_of_epoch_wait_s": firstWait, "other_wait_s": otherWait, "seconds_slowest": slowest,
 		"peak_host_bytes": m.max("peak_host"), "peak_device_bytes": m.max("peak_device"), "max_batches_in_flight": r.l.MaxInFlight(),
 		"stages_alone_per_batch": alone, "trained": trained,
