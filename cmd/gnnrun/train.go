@@ -201,7 +201,8 @@ func (t *trainRun) start(o prefetch.Options) error {
 		names = append(names, s.Name)
 	}
 	t.hello = map[string]any{"rank": e.comm.Rank(), "world_size": e.comm.Size(), "task": t.f.task, "epochs": o.Epochs,
-		"batches_per_epoch": pl.BatchesPerEpoch(), "eval": evals, "classes": classes}
+		"batches_per_epoch": pl.BatchesPerEpoch(), "eval": evals, "eval_every": o.EvalEvery, "classes": classes,
+		"fanouts": o.Sampler.Fanouts}
 	t.f.describe(e, t.served, pl, "train")
 	e.printf("  device %s, cache %s, evaluation sets %v every %d epochs, trainer: %s\n",
 		o.Device.Name(), t.f.cache, names, o.EvalEvery, strings.Join(commandArgs(e), " "))
