@@ -101,15 +101,10 @@ def main():
     a = ap.parse_args()
 
     hello = gnnrun.hello()
-    dist.init_process_group("gloo")
-    world = dist.get_world_size()
-    torch.manual_seed(a.seed)
-    torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(os.environ.get("LOCAL_WORLD_SIZE", "1"))))
+    world = join(a.seed)
     classes = hello["classes"]
     layers = len(hello["fanouts"])
-    model = SAGE(hello["feature_shape"][0], a.hidden, classes, layers, a.dropout, a.norm)
-    for p in model.parameters():  # every rank starts from rank 0's weights
-        dist.broadcast(p.data, 0)
+    model = same_start(SAGE(hello["feature_shape"][0], a.hidden, classes, layers, a.dropout, a.norm))
     opt = torch.optim.Adam(model.parameters(), lr=a.lr, weight_decay=a.weight_decay)
     evals = {}  # epoch -> {set: (correct, total, scores, labels)}
     t0 = time.perf_counter()
@@ -123,10 +118,7 @@ def main():
                 opt.zero_grad()
                 if tb.num_seeds:  # ranks past the epoch's last seeds get empty batches
                     F.cross_entropy(model(tb.blocks, x), tb.y.long()).backward()
-                for p in model.parameters():  # synchronous SGD: the mean gradient
-                    g = p.grad if p.grad is not None else torch.zeros_like(p)
-                    dist.all_reduce(g)
-                    p.grad = g / world
+                mean_gradients(model, world)
                 opt.step()
                 continue
             model.eval()
@@ -154,6 +146,33 @@ def main():
                 row[name + "_auc"] = roc_auc(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
         rows[e] = row
     finish(rows, "val_auc" if classes == 2 else "val_acc", hello["epochs"], seconds)
+
+
+def join(seed):
+    """Joins the trainers' process group (gloo, from gnnrun's variables),
+    seeds the model's initialisation, shares the cores among the host's
+    trainers, and returns the world size."""
+    dist.init_process_group("gloo")
+    torch.manual_seed(seed)
+    torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(os.environ.get("LOCAL_WORLD_SIZE", "1"))))
+    return dist.get_world_size()
+
+
+def same_start(model):
+    """Gives every rank rank 0's initial weights; returns the model."""
+    for p in model.parameters():
+        dist.broadcast(p.data, 0)
+    return model
+
+
+def mean_gradients(model, world):
+    """Synchronous SGD: every rank's gradient becomes the mean over ranks
+    (a rank whose batch was empty contributes zeros, so all ranks take part
+    in every all-reduce)."""
+    for p in model.parameters():
+        g = p.grad if p.grad is not None else torch.zeros_like(p)
+        dist.all_reduce(g)
+        p.grad = g / world
 
 
 def finish(rows, key, epochs, seconds):

@@ -33,7 +33,6 @@ batches.
 """
 
 import argparse
-import os
 import time
 
 import numpy as np
@@ -42,7 +41,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 
 import gnnrun
-from graphsage import SAGE, features, finish, roc_auc
+from graphsage import SAGE, features, finish, join, mean_gradients, roc_auc, same_start
 
 
 def scores(h, pairs):
@@ -70,10 +69,7 @@ def main():
     a = ap.parse_args()
 
     hello = gnnrun.hello()
-    dist.init_process_group("gloo")
-    world = dist.get_world_size()
-    torch.manual_seed(a.seed)
-    torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(os.environ.get("LOCAL_WORLD_SIZE", "1"))))
+    world = join(a.seed)
     negatives = None
     model = opt = None
     evals = {}  # (epoch, set) -> [positive scores, negative scores, reciprocal ranks, first negatives]
@@ -82,9 +78,7 @@ def main():
     for b in gnnrun.batches():
         tb = b.torch()
         if model is None:
-            model = SAGE(b.x.shape[1], a.hidden, a.hidden, len(tb.blocks), a.dropout, "layer")
-            for p in model.parameters():
-                dist.broadcast(p.data, 0)
+            model = same_start(SAGE(b.x.shape[1], a.hidden, a.hidden, len(tb.blocks), a.dropout, "layer"))
             opt = torch.optim.Adam(model.parameters(), lr=a.lr)
         x = features(tb, a.feat_norm)
         train = b.kind == "train"
@@ -97,10 +91,7 @@ def main():
                 pos, neg = scores(h, tb.pos), scores(h, tb.neg)
                 loss = F.binary_cross_entropy_with_logits(torch.cat([pos, neg]), torch.cat([torch.ones_like(pos), torch.zeros_like(neg)]))
                 loss.backward()
-            for p in model.parameters():
-                g = p.grad if p.grad is not None else torch.zeros_like(p)
-                dist.all_reduce(g)
-                p.grad = g / world
+            mean_gradients(model, world)
             opt.step()
             last_epoch = b.epoch
         if train and hello["eval"]:

@@ -27,7 +27,6 @@ epoch of the best validation accuracy.
 """
 
 import argparse
-import os
 import time
 
 import torch
@@ -36,7 +35,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import gnnrun
-from graphsage import finish
+from graphsage import finish, join, mean_gradients, same_start
 
 
 class RGCNConv(nn.Module):
@@ -139,14 +138,9 @@ def main():
     a = ap.parse_args()
 
     hello = gnnrun.hello()
-    dist.init_process_group("gloo")
-    world = dist.get_world_size()
-    torch.manual_seed(a.seed)
-    torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(os.environ.get("LOCAL_WORLD_SIZE", "1"))))
+    world = join(a.seed)
     relations = max(1, len(hello.get("etypes") or []))
-    model = RGCN(hello, a.hidden, hello["classes"], len(hello["fanouts"]), relations, a.bases, a.dropout)
-    for p in model.parameters():  # every rank starts from rank 0's weights
-        dist.broadcast(p.data, 0)
+    model = same_start(RGCN(hello, a.hidden, hello["classes"], len(hello["fanouts"]), relations, a.bases, a.dropout))
     opt = torch.optim.Adam(model.parameters(), lr=a.lr, weight_decay=a.weight_decay)
     evals = {}  # epoch -> {set: [correct, total]}
     t0 = time.perf_counter()
@@ -159,10 +153,7 @@ def main():
                 opt.zero_grad()
                 if tb.num_seeds:  # ranks past the epoch's last seeds get empty batches
                     F.cross_entropy(model(tb), tb.y.long()).backward()
-                for p in model.parameters():  # synchronous SGD: the mean gradient
-                    g = p.grad if p.grad is not None else torch.zeros_like(p)
-                    dist.all_reduce(g)
-                    p.grad = g / world
+                mean_gradients(model, world)
                 opt.step()
                 continue
             model.eval()
