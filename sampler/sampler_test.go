@@ -71,6 +71,27 @@ func sampleOn(t *testing.T, f *fixture, p int, o Options, excl func(b int64, see
 	return out
 }
 
+// bothTransports are the sampler's transports.
+var bothTransports = []shard.Transport{shard.Alltoall, shard.RMA}
+
+// sameBatches fails unless sampling with o (and excl) over each of the
+// transports at each rank count in ps gives the batches of ref (named
+// refName in the message), compared canonically.
+func (f *fixture) sameBatches(t *testing.T, ref map[int64]sampled, refName string, o Options, excl func(b int64, seeds []int64) []Exclusion, transports []shard.Transport, ps ...int) {
+	t.Helper()
+	for _, tr := range transports {
+		for _, p := range ps {
+			o.Transport = tr
+			got := sampleOn(t, f, p, o, excl)
+			for b := range int64(testBatches) {
+				if f.canonical(t, got[b]) != f.canonical(t, ref[b]) {
+					t.Fatalf("%s P=%d: batch %d differs from %s", tr, p, b, refName)
+				}
+			}
+		}
+	}
+}
+
 // canonical writes a batch in input IDs, for comparing runs.
 func (f *fixture) canonical(t *testing.T, s sampled) string {
 	t.Helper()
@@ -265,17 +286,7 @@ func TestSampleSameAtAnyRankCount(t *testing.T) {
 			}
 			t.Run(fmt.Sprintf("hetero=%v/%s", hetero, name), func(t *testing.T) {
 				ref := sampleOn(t, f, 1, o, nil)
-				for _, tr := range []shard.Transport{shard.Alltoall, shard.RMA} {
-					for _, p := range []int{1, 2, 4, 8} {
-						o.Transport = tr
-						got := sampleOn(t, f, p, o, nil)
-						for b := range int64(testBatches) {
-							if f.canonical(t, got[b]) != f.canonical(t, ref[b]) {
-								t.Fatalf("%s P=%d: batch %d differs from P=1's", tr, p, b)
-							}
-						}
-					}
-				}
+				f.sameBatches(t, ref, "P=1's", o, nil, bothTransports, 1, 2, 4, 8)
 			})
 		}
 	}
@@ -314,13 +325,7 @@ func TestSampleExclusions(t *testing.T) {
 				for _, s := range ref {
 					f.checkBatch(t, s, o)
 				}
-				o.Transport = shard.RMA
-				got := sampleOn(t, f, 4, o, excl)
-				for b := range int64(testBatches) {
-					if f.canonical(t, got[b]) != f.canonical(t, ref[b]) {
-						t.Fatalf("rma P=4: batch %d differs from alltoall P=2's", b)
-					}
-				}
+				f.sameBatches(t, ref, "alltoall P=2's", o, excl, []shard.Transport{shard.RMA}, 4)
 			})
 		}
 	}

@@ -34,17 +34,7 @@ func TestSampleZeroWeightNodes(t *testing.T) {
 				if zeroed == 0 || same == 0 {
 					t.Fatalf("%d zero-weight and %d other destinations compared: the test graph checks nothing", zeroed, same)
 				}
-				for _, tr := range []shard.Transport{shard.Alltoall, shard.RMA} {
-					for _, p := range []int{1, 4} {
-						o.Transport = tr
-						other := sampleOn(t, z, p, o, nil)
-						for b := range int64(testBatches) {
-							if z.canonical(t, other[b]) != z.canonical(t, got[b]) {
-								t.Fatalf("%s P=%d: batch %d differs from alltoall P=2's", tr, p, b)
-							}
-						}
-					}
-				}
+				z.sameBatches(t, got, "alltoall P=2's", o, nil, bothTransports, 1, 4)
 			})
 		}
 	}
@@ -76,13 +66,7 @@ func TestSampleZeroWeightAfterExclusions(t *testing.T) {
 				for _, s := range ref {
 					f.checkBatch(t, s, o)
 				}
-				o.Transport = shard.RMA
-				got := sampleOn(t, f, 4, o, excl)
-				for b := range int64(testBatches) {
-					if f.canonical(t, got[b]) != f.canonical(t, ref[b]) {
-						t.Fatalf("rma P=4: batch %d differs from alltoall P=2's", b)
-					}
-				}
+				f.sameBatches(t, ref, "alltoall P=2's", o, excl, []shard.Transport{shard.RMA}, 4)
 			})
 		}
 	}
