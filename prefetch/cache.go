@@ -2,6 +2,7 @@ package prefetch
 
 import (
 	"fmt"
+	"slices"
 
 	"gnnrun/graph"
 )
@@ -62,6 +63,7 @@ type classifier struct {
 	moved []bool      // per row: a move writes it (to find overlaps)
 	held  []int32     // per input node: its old row, or notHeld
 	later []int32     // unpinned input nodes without a row yet: moves, then new ones
+	news  []int32     // input nodes not held, in input order
 }
 
 // notHeld marks, in the index, a new node already seen in the batch.
@@ -88,9 +90,8 @@ func (c *classifier) Classify(prev Slots, nodes []int64, pin int, hot func(int64
 	c.kept = resetBools(c.kept, len(prev))
 	c.taken = resetBools(c.taken, size)
 	c.later = c.later[:0]
-	var news []int32 // input nodes not held, in input order
-	c.held = append(c.held[:0], make([]int32, size)...)
-	held := c.held
+	c.held = slices.Grow(c.held[:0], size)[:size] // every entry is set below
+	held, news := c.held, c.news[:0]
 	for i, v := range nodes {
 		r, ok := c.index.Insert(v, notHeld)
 		switch {
@@ -147,6 +148,7 @@ func (c *classifier) Classify(prev Slots, nodes []int64, pin int, hot func(int64
 		}
 		up.Fetch, up.FetchSlots = append(up.Fetch, i), append(up.FetchSlots, to)
 	}
+	c.news = news
 	up.Hot, up.Fetched = len(up.HotSlots), len(up.Fetch)
 	up.MovesOverlap = c.overlap(up, max(len(prev), size))
 	return up, nil
