@@ -10,17 +10,26 @@ MPIRUN := mpirun $(MPIRUN_FLAGS)
 # The trainers' Python: Debian's, which sees the python3-* packages (a
 # python3 earlier on PATH, e.g. pyenv's, may not).
 PYTHON ?= /usr/bin/python3
+# The compiler of the CUDA kernels' PTX and CPU harnesses (Debian's).
+CLANG ?= clang-16
 export OMPI_MCA_btl ?= self,vader,tcp
 
-.PHONY: all deps build build-nompi build-nompi-cuda test unit test-launchers demo bench bench-alltoall bench-pack bench-ingest bench-partition bench-dispatch bench-sample bench-loader bench-train bench-accuracy lint clean
+.PHONY: all deps kernels build build-nompi build-nompi-cuda test unit test-launchers demo bench bench-alltoall bench-pack bench-ingest bench-partition bench-dispatch bench-sample bench-loader bench-train bench-accuracy lint clean
 
 all: build
 
-# deps installs OpenMPI, and CPU PyTorch, NumPy and SciPy for the trainers
+# deps installs OpenMPI, CPU PyTorch, NumPy and SciPy for the trainers
 # (Debian's python3-torch, python3-numpy, python3-scipy, which belong to
-# /usr/bin/python3), from Debian's packages when they are missing.
+# /usr/bin/python3), and clang-16 with its sanitizer runtime for the CUDA
+# kernels' PTX and CPU harnesses, from Debian's packages when they are
+# missing.
 deps:
 	@missing=""; \
+	command -v $(CLANG) >/dev/null || missing="$$missing clang-16"; \
+	exe=$$(mktemp); \
+	echo 'int main(void) { return 0; }' | $(CLANG) -x c -fsanitize=address,undefined -o $$exe - >/dev/null 2>&1 || \
+		missing="$$missing libclang-rt-16-dev"; \
+	rm -f $$exe; \
 	command -v mpirun >/dev/null || missing="$$missing openmpi-bin"; \
 	pkg-config --exists ompi-c 2>/dev/null || missing="$$missing libopenmpi-dev pkg-config"; \
 	$(PYTHON) -c 'import numpy' 2>/dev/null || missing="$$missing python3-numpy"; \
@@ -32,6 +41,31 @@ deps:
 		$$sudo apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
+
+# kernels compiles every cuda/kernels/*.cu to PTX for sm_70, sm_80 and
+# sm_90 with Debian's clang-16 (no CUDA SDK: compat.h gives what the
+# kernels take from CUDA) into cuda/kernels/ptx, which is checked in and
+# embedded in gnnrun; the driver JIT-compiles a device's PTX at open. It
+# always rebuilds (checkouts do not keep times, so make could not tell a
+# stale PTX) and removes the PTX of sources that are gone. The output is
+# deterministic: CI rebuilds it and fails when it differs from the commit.
+KERNEL_ARCHS := 70 80 90
+kernels:
+	@command -v $(CLANG) >/dev/null || { echo "kernels: $(CLANG) is not installed (make deps)"; exit 1; }
+	@mkdir -p cuda/kernels/ptx
+	@for f in cuda/kernels/ptx/*.ptx; do \
+		[ -e "$$f" ] || continue; \
+		src=cuda/kernels/$$(basename "$$f" | sed 's/\.sm_[0-9]*\.ptx$$//').cu; \
+		[ -f "$$src" ] || { echo "rm $$f ($$src is gone)"; rm -f "$$f"; }; \
+	done
+	@for src in cuda/kernels/*.cu; do \
+		for arch in $(KERNEL_ARCHS); do \
+			out=cuda/kernels/ptx/$$(basename "$$src" .cu).sm_$$arch.ptx; \
+			echo "$(CLANG) $$src -> $$out"; \
+			$(CLANG) -x cuda --cuda-device-only -nocudainc -nocudalib --cuda-gpu-arch=sm_$$arch -O3 -S \
+				-I cuda/kernels -o "$$out" "$$src" || exit 1; \
+		done; \
+	done
 
 build: deps
 	$(GO) build -o $(BIN) ./cmd/gnnrun
@@ -50,10 +84,11 @@ build-nompi-cuda:
 
 # test runs the unit tests, then the integration tests that run the built
 # binary under mpirun at 1, 2 and 4 ranks (and the build without MPI against
-# it), then the world of one's own tests in the build without MPI.
+# it), then the world of one's own tests in the build without MPI. The CPU
+# harnesses of the CUDA kernels fail, rather than skip, without clang-16.
 test: build
-	$(GO) test -count=1 -timeout 30m ./...
-	$(GO) test -count=1 -tags nompi ./rank ./collective
+	GNNRUN_REQUIRE_HARNESS=1 $(GO) test -count=1 -timeout 30m ./...
+	GNNRUN_REQUIRE_HARNESS=1 $(GO) test -count=1 -tags nompi ./rank ./collective
 
 unit:
 	$(GO) test -count=1 -short ./...
