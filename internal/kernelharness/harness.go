@@ -63,9 +63,12 @@ func Build(t testing.TB, name string) string {
 	}
 	src := filepath.Join(KernelDir(), "harness", name+".cc")
 	out := filepath.Join(dir, name)
+	// clang (not clang++) links no C++ runtime, which UBSan's check of
+	// calls through function pointers (-fsanitize=function, every kernel
+	// launch) needs: its handler and the type information it compares.
 	cmd := exec.Command(cc, "-x", "c++", "-std=c++17", "-O1", "-g", "-fno-omit-frame-pointer",
 		"-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-Wall", "-Werror",
-		"-I", KernelDir(), "-o", out, src)
+		"-I", KernelDir(), "-o", out, src, "-fsanitize-link-c++-runtime", "-lstdc++")
 	var msg bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &msg, &msg
 	if err := cmd.Run(); err != nil {
