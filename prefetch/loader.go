@@ -49,6 +49,13 @@ type Batch struct {
 	// and type ID (Types.NumNodes); nil when the graph has one node type.
 	RowTypes   []int16
 	RowTypeIDs []int64
+	// Update is what turned the buffer's rows of its previous batch (the
+	// batch DeviceBuffers() before) into this batch's: the moves within
+	// it, the rows copied from the hot cache (HotBuffer) and from the
+	// host, and the rows zeroed. A mirror of the buffer elsewhere (the
+	// trainer's persistent tensor on its GPU) applies exactly it to stay
+	// equal, copying only Fetched rows from here.
+	Update *Update
 
 	release func()
 	src0    []int32 // block 0's sources before renumbering (Options.Verify)
@@ -295,6 +302,15 @@ func (l *Loader) MaxInFlight() int {
 // DeviceBuffers returns how many device buffers the batches use in turn
 // (Batch.Buffer): the most batches a trainer can hold at once.
 func (l *Loader) DeviceBuffers() int { return len(l.devs) }
+
+// HotBuffer returns the hot cache's rows (Batch.Update's HotRows index
+// them), nil without a hot cache.
+func (l *Loader) HotBuffer() cuda.Buffer {
+	if l.hot == nil {
+		return nil
+	}
+	return l.hot.buf
+}
 
 // RowBytes returns the bytes of one feature row of the device buffers
 // (the widest node type's row).

@@ -38,8 +38,23 @@ type batchMsg struct {
 	New         []newBuffer         `json:"new,omitempty"`
 	Drop        []int               `json:"drop,omitempty"`
 	X           arrayRef            `json:"x"`
+	Update      updateMsg           `json:"update"`
 	Blocks      []blockMsg          `json:"blocks"`
 	Arrays      map[string]arrayRef `json:"arrays"`
+}
+
+// updateMsg says how x's buffer changed since its previous batch (the
+// batch the trainer got DeviceBuffers() before): in this order, rows
+// moved within it (all read before any is written), rows copied from the
+// hot cache's buffer, rows zeroed, rows copied from the host. The arrays
+// (int32 rows) are in the slot: up_moves_from, up_moves_to, up_hot_slots,
+// up_hot_rows, up_zero_slots, up_fetch_slots. A trainer's persistent
+// copy of the buffer applies them to stay equal to it, copying only the
+// fetched rows.
+type updateMsg struct {
+	Buffer int       `json:"buffer"` // which of the device buffers (0..device_buffers-1)
+	Rows   int       `json:"rows"`   // the buffer's rows after the update
+	Hot    *arrayRef `json:"hot,omitempty"`
 }
 
 type blockMsg struct {
@@ -116,6 +131,11 @@ func (h *handoff) layout(k int, b *prefetch.Batch) (*batchMsg, []int, error) {
 		arrays = append(arrays, ArrayOf("pos_src", b.PosPairs[0]), ArrayOf("pos_dst", b.PosPairs[1]),
 			ArrayOf("neg_src", b.NegPairs[0]), ArrayOf("neg_dst", b.NegPairs[1]))
 	}
+	if up := b.Update; up != nil {
+		arrays = append(arrays, ArrayOf("up_moves_from", up.MovesFrom), ArrayOf("up_moves_to", up.MovesTo),
+			ArrayOf("up_hot_slots", up.HotSlots), ArrayOf("up_hot_rows", up.HotRows),
+			ArrayOf("up_zero_slots", up.ZeroSlots), ArrayOf("up_fetch_slots", up.FetchSlots))
+	}
 	if h.o.Extra != nil {
 		more, err := h.o.Extra(b)
 		if err != nil {
@@ -139,6 +159,14 @@ func (h *handoff) layout(k int, b *prefetch.Batch) (*batchMsg, []int, error) {
 	msg := &batchMsg{Type: "batch", Slot: k, Seq: b.Seq, Kind: b.Kind, Epoch: b.Epoch, Number: b.Number,
 		EndOfEpoch: b.EndOfEpoch, LastOfEpoch: b.LastOfEpoch,
 		X: arrayRef{Buf: xid, DType: dt.Descr(), Shape: append([]int64{int64(b.Rows)}, row...)}, Blocks: blocks, Arrays: refs}
+	msg.Update = updateMsg{Buffer: b.Buffer, Rows: b.Rows}
+	if hot := h.l.HotBuffer(); hot != nil && b.Update != nil && len(b.Update.HotSlots) > 0 {
+		id, err := h.bufs.use(hot)
+		if err != nil {
+			return nil, nil, err
+		}
+		msg.Update.Hot = &arrayRef{Buf: id, DType: dt.Descr(), Shape: append([]int64{hot.Len() / int64(b.RowBytes)}, row...)}
+	}
 	var fds []int
 	msg.New, fds, msg.Drop = h.bufs.take()
 	return msg, fds, nil

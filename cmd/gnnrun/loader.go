@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"gnnrun/collective"
+	"gnnrun/cuda"
 	"gnnrun/prefetch"
 	"gnnrun/report"
 	"gnnrun/shard"
@@ -16,6 +17,7 @@ import (
 
 type loaderArgs struct {
 	pipelineFlags
+	device            string
 	computeMS         float64
 	verify            bool
 	maxBatches, alone int
@@ -65,6 +67,7 @@ nearer the sum of their times.
 		flags: func(fs *pflag.FlagSet) {
 			f := &loaderFlags
 			f.pipelineFlags.register(fs)
+			fs.StringVar(&f.device, "device", "host", "where the batches go: host, cuda or auto (cuda when a GPU is bound to the rank)")
 			fs.Float64Var(&f.computeMS, "compute-ms", 0, "milliseconds the stand-in trainer holds each batch")
 			fs.BoolVar(&f.verify, "verify", false, "check every batch's device rows against the partition's rows")
 			fs.IntVar(&f.maxBatches, "max-batches", 0, "stop the trainer after this many batches (0: all)")
@@ -103,7 +106,11 @@ func runLoader(e *env, args []string) error {
 			return err
 		}
 	}
-	dev, served, err := f.open(e, args[0])
+	kind, err := cuda.ParseKind(f.device)
+	if err != nil {
+		return err
+	}
+	dev, served, err := f.open(e, args[0], kind)
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@ import (
 type pipelineFlags struct {
 	batchFlags
 	serveFlags
-	device, cache, feat      string
+	cache, feat              string
 	hotBytes                 int64
 	workers, sampleDepth     int
 	gatherDepth, deviceDepth int
@@ -27,7 +27,6 @@ type pipelineFlags struct {
 func (f *pipelineFlags) register(fs *pflag.FlagSet) {
 	f.batchFlags.register(fs)
 	f.serveFlags.register(fs)
-	fs.StringVar(&f.device, "device", "host", "where the batches go: host, cuda or auto (cuda when a GPU is bound to the rank)")
 	fs.StringVar(&f.cache, "cache", "reuse", "reuse the rows already on the device (reuse) or copy every row (none)")
 	fs.Int64Var(&f.hotBytes, "hot-cache", 0, "device bytes for a static cache of the highest in-degree nodes' rows (0: none)")
 	fs.StringVar(&f.feat, "feat", "feat", "node array gathered for the input nodes")
@@ -63,16 +62,12 @@ func (f *pipelineFlags) options() (prefetch.Options, error) {
 	return o, nil
 }
 
-// open opens the rank's device (the GPU binding made it device 0) and
-// serves the partition directory. It is collective: every rank fails if
+// open opens the rank's device of kind (the GPU binding made it device
+// 0) and serves the partition directory. It is collective: every rank fails if
 // one cannot open its device. The caller closes both only after a clean
 // run: after an error the pipeline's stages may still read them until the
 // job ends (prefetch.Loader.Next).
-func (f *pipelineFlags) open(e *env, dir string, opts ...cuda.OpenOption) (cuda.Device, *shard.Served, error) {
-	kind, err := cuda.ParseKind(f.device)
-	if err != nil {
-		return nil, nil, err
-	}
+func (f *pipelineFlags) open(e *env, dir string, kind cuda.Kind, opts ...cuda.OpenOption) (cuda.Device, *shard.Served, error) {
 	dev, err := cuda.Open(kind, 0, opts...)
 	if err = agreeErr(e.comm, err); err != nil {
 		return nil, nil, err

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"math"
@@ -30,6 +31,7 @@ import (
 
 type trainArgs struct {
 	pipelineFlags
+	device            string
 	eval, evalFanouts string
 	evalBatch         int
 	evalEvery         int
@@ -83,6 +85,7 @@ rank; --ids adds each batch's arrays in the input graph's IDs (as sample
 		flags: func(fs *pflag.FlagSet) {
 			f := &trainFlags
 			f.pipelineFlags.register(fs)
+			fs.StringVar(&f.device, "device", "auto", "the trainer's device: auto (the GPU bound to the rank when there is one, else cpu), cuda (fail at start without one) or cpu")
 			fs.StringVar(&f.eval, "eval", "auto", "masks of the evaluation sets, comma-separated (auto: val_mask,test_mask where present; none)")
 			fs.StringVar(&f.evalFanouts, "eval-fanouts", "", "fanouts of the evaluation batches (default: --fanouts)")
 			fs.IntVar(&f.evalBatch, "eval-batch-size", 0, "seeds per evaluation batch (default: --batch-size)")
@@ -114,16 +117,22 @@ func runTrain(e *env, args []string) error {
 	if _, err := exec.LookPath(args[1]); err != nil {
 		return fmt.Errorf("the trainer %q: %w", args[1], err)
 	}
+	tdev, err := trainerDevice(f.device, placement.local.Rank)
+	if err = agreeErr(e.comm, err); err != nil {
+		return err
+	}
 	env, m, err := trainerEnv(e)
 	if err != nil {
 		return err
 	}
-	dev, served, err := f.open(e, args[0], cuda.Shared())
+	// The batches' buffers stay in host memory the trainer maps; a GPU
+	// trainer's client mirrors them on its device (python/gnnrun).
+	dev, served, err := f.open(e, args[0], cuda.Host, cuda.Shared())
 	if err != nil {
 		return err
 	}
 	o.Device = dev
-	t := &trainRun{e: e, f: f, served: served}
+	t := &trainRun{e: e, f: f, served: served, device: tdev}
 	if err := t.start(o); err != nil {
 		return err
 	}
@@ -157,11 +166,38 @@ func runTrain(e *env, args []string) error {
 	return dev.Close()
 }
 
+// trainerDevice returns the device the rank's trainer computes on, as
+// torch names it: "cuda:N" for the GPU the rank's binding leaves it
+// (device 0 when CUDA_VISIBLE_DEVICES shows one, else the local rank's
+// turn among those shown), "cpu" for cpu, or for auto on a host without
+// a usable GPU. cuda without one fails, saying why.
+func trainerDevice(flag string, localRank int) (string, error) {
+	switch flag {
+	case "cpu", "host":
+		return "cpu", nil
+	case "cuda", "auto":
+	default:
+		return "", fmt.Errorf("--device %q: want auto, cuda or cpu", flag)
+	}
+	g, err := cuda.Probe(0)
+	if err == nil && g.VisibleDevices > 1 {
+		g, err = cuda.Probe(localRank % g.VisibleDevices)
+	}
+	switch {
+	case err == nil:
+		return fmt.Sprintf("cuda:%d", g.Ordinal), nil
+	case flag == "auto" && errors.Is(err, cuda.ErrNoGPU):
+		return "cpu", nil
+	}
+	return "", fmt.Errorf("--device cuda: %w", err)
+}
+
 // trainRun is one run of the command.
 type trainRun struct {
 	e      *env
 	f      trainArgs
 	served *shard.Served
+	device string // the trainer's, as torch names it
 	l      *prefetch.Loader
 	ids    *dumper
 	hello  map[string]any
@@ -202,10 +238,10 @@ func (t *trainRun) start(o prefetch.Options) error {
 	}
 	t.hello = map[string]any{"rank": e.comm.Rank(), "world_size": e.comm.Size(), "task": t.f.task, "epochs": o.Epochs,
 		"batches_per_epoch": pl.BatchesPerEpoch(), "eval": evals, "eval_every": o.EvalEvery, "classes": classes,
-		"fanouts": o.Sampler.Fanouts}
+		"fanouts": o.Sampler.Fanouts, "device": t.device, "device_buffers": t.l.DeviceBuffers()}
 	t.f.describe(e, t.served, pl, "train")
-	e.printf("  device %s, cache %s, evaluation sets %v every %d epochs, trainer: %s\n",
-		o.Device.Name(), t.f.cache, names, o.EvalEvery, strings.Join(commandArgs(e), " "))
+	e.printf("  trainer's device %s (rank 0), cache %s, evaluation sets %v every %d epochs, trainer: %s\n",
+		t.device, t.f.cache, names, o.EvalEvery, strings.Join(commandArgs(e), " "))
 	return nil
 }
 
@@ -327,7 +363,7 @@ func (t *trainRun) report(st train.Stats) error {
 	n := max(st.Batches, 1)
 	slot, all := st.SlotBytes/n, (st.SlotBytes+st.FeatureBytes)/n
 	mine := []float64{float64(st.Batches), st.Handoff.Seconds() / float64(n) * 1e6, memcpyTime(slot).Seconds() * 1e6,
-		memcpyTime(all).Seconds() * 1e6, float64(slot), float64(all), 0}
+		memcpyTime(all).Seconds() * 1e6, float64(slot), float64(all), 0, float64(t.l.Stats().BytesToDevice)}
 	if st.StoppedEarly {
 		mine[6] = 1
 	}
@@ -336,11 +372,11 @@ func (t *trainRun) report(st train.Stats) error {
 		return err
 	}
 	w := len(mine)
-	var batches []int64
+	var batches, toDevice []int64
 	var us, cpSlot, cpAll, bSlot, bAll, early float64
 	for r := range e.comm.Size() {
 		x := got[r*w : (r+1)*w]
-		batches = append(batches, int64(x[0]))
+		batches, toDevice = append(batches, int64(x[0])), append(toDevice, int64(x[7]))
 		us, cpSlot, cpAll = max(us, x[1]), max(cpSlot, x[2]), max(cpAll, x[3])
 		bSlot, bAll, early = max(bSlot, x[4]), max(bAll, x[5]), early+x[6]
 	}
@@ -352,7 +388,8 @@ func (t *trainRun) report(st train.Stats) error {
 		return err
 	}
 	e.rec.Set("train", map[string]any{"batches": batches, "handoff_us_per_batch": us, "slot_bytes_per_batch": bSlot,
-		"batch_bytes_per_batch": bAll, "memcpy_us_slot": cpSlot, "memcpy_us_batch": cpAll, "stopped_early": early, "trained": trained})
+		"batch_bytes_per_batch": bAll, "memcpy_us_slot": cpSlot, "memcpy_us_batch": cpAll, "stopped_early": early, "trained": trained,
+		"bytes_to_device": toDevice})
 	return nil
 }
 

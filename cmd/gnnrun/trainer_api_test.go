@@ -20,10 +20,19 @@ type apiRun struct {
 		EndOfEpoch    bool `json:"end_of_epoch"`
 		LastOfEpoch   bool `json:"last_of_epoch"`
 	}
-	BadEdges       int     `json:"bad_edges"`
-	CheckedEdges   int     `json:"checked_edges"`
-	AcceptedWrites int     `json:"accepted_writes"`
-	Ended          float64 `json:"ended"`
+	BadEdges       int      `json:"bad_edges"`
+	CheckedEdges   int      `json:"checked_edges"`
+	AcceptedWrites int      `json:"accepted_writes"`
+	MirrorChecked  int      `json:"mirror_checked"`
+	MirrorBad      []string `json:"mirror_bad"`
+	Stats          struct {
+		BytesCopied int64 `json:"bytes_copied"`
+		BytesFull   int64 `json:"bytes_full"`
+		BytesHot    int64 `json:"bytes_hot"`
+	}
+	Ended float64 `json:"ended"`
+	// BytesToDevice is gnnrun's bytes_to_device for the rank (--report).
+	BytesToDevice int64 `json:"-"`
 }
 
 // stream is a rank's batches as comparable strings.
@@ -48,13 +57,15 @@ func apiGraph(t *testing.T) (parts, feat string) {
 }
 
 // runAPITrainer runs testdata/api_trainer.py in a mode under gnnrun train
-// on np ranks and returns what each rank's trainer wrote, checking that
-// the job ended within 10 s of the last trainer and left nothing in
-// /dev/shm.
-func runAPITrainer(t *testing.T, parts, feat string, np int, mode string, flags ...string) []apiRun {
+// on np ranks, with env added to the trainers', and returns what each
+// rank's trainer wrote, checking that the job ended within 10 s of the
+// last trainer and left nothing in /dev/shm.
+func runAPITrainer(t *testing.T, parts, feat string, np int, mode string, env []string, flags ...string) []apiRun {
 	t.Helper()
 	script, _ := filepath.Abs(filepath.Join("testdata", "api_trainer.py"))
 	out, vader := t.TempDir(), t.TempDir()
+	rep := filepath.Join(out, "report.json")
+	flags = append(flags, "--report", rep)
 	before := map[string]bool{}
 	for _, n := range shmEntries(t) {
 		before[n] = true
@@ -63,14 +74,25 @@ func runAPITrainer(t *testing.T, parts, feat string, np int, mode string, flags 
 	args = append(args, "--", pythonBin, script, mode)
 	// OpenMPI's shared-memory segments go to a folder of this run's, so
 	// that other jobs' in /dev/shm are not taken for this one's.
-	env := []string{"OUT_DIR=" + out, "FEAT=" + feat, "OMPI_MCA_btl_vader_backing_directory=" + vader}
+	env = append([]string{"OUT_DIR=" + out, "FEAT=" + feat, "OMPI_MCA_btl_vader_backing_directory=" + vader}, env...)
 	r := runGnnrun(t, np, 2*time.Minute, env, args...)
 	end := time.Now()
 	if r.err != nil {
 		t.Fatalf("%s P=%d %v: %v", mode, np, flags, r)
 	}
+	var report struct {
+		Results struct {
+			Train struct {
+				BytesToDevice []int64 `json:"bytes_to_device"`
+			}
+		}
+	}
+	if blob, err := os.ReadFile(rep); err != nil || json.Unmarshal(blob, &report) != nil || len(report.Results.Train.BytesToDevice) != np {
+		t.Fatalf("%s P=%d: the report's train.bytes_to_device: %v", mode, np, err)
+	}
 	runs := make([]apiRun, np)
 	for rk := range np {
+		runs[rk].BytesToDevice = report.Results.Train.BytesToDevice[rk]
 		blob, err := os.ReadFile(filepath.Join(out, fmt.Sprintf("%d.json", rk)))
 		if err != nil {
 			t.Fatalf("%s P=%d: %v", mode, np, err)
@@ -141,7 +163,7 @@ func TestTrainerLoopsUnderMPI(t *testing.T) {
 			var want [][]string
 			for _, mode := range []string{"loader", "break", "exception", "context"} {
 				what := fmt.Sprintf("%s P=%d cache %s", mode, np, cache)
-				runs := runAPITrainer(t, parts, feat, np, mode, "--cache", cache)
+				runs := runAPITrainer(t, parts, feat, np, mode, nil, "--cache", cache)
 				for rk, r := range runs {
 					checkStream(t, fmt.Sprintf("%s rank %d", what, rk), r, 3)
 					if want == nil {
@@ -170,7 +192,7 @@ func TestTrainerBatchesReadOnlyUnderMPI(t *testing.T) {
 	needPython(t, true)
 	parts, feat := apiGraph(t)
 	for _, mode := range []string{"writes", "stray"} {
-		runs := runAPITrainer(t, parts, feat, 2, mode, "--cache", "reuse", "--hot-cache", "256")
+		runs := runAPITrainer(t, parts, feat, 2, mode, nil, "--cache", "reuse", "--hot-cache", "256")
 		for rk, r := range runs {
 			what := fmt.Sprintf("%s rank %d", mode, rk)
 			checkStream(t, what, r, 3)
@@ -178,5 +200,64 @@ func TestTrainerBatchesReadOnlyUnderMPI(t *testing.T) {
 				t.Errorf("%s: %d in-place writes to the batch's features were accepted", what, r.AcceptedWrites)
 			}
 		}
+	}
+}
+
+// TestTrainerMirrorUnderMPI: the trainer's persistent copy of gnnrun's
+// buffers (batches(device="cpu", mirror=True): the GPU's code path on the
+// CPU), with the reuse and hot caches at P = 1 and 2 and in every loop
+// shape (the client fetches one batch ahead, which a break or an
+// exception leaves for the next loop): every batch's mirror equals the
+// shared buffer byte for byte and is a copy of it, the rows the client
+// copied are exactly gnnrun's bytes_to_device, and the stream is the
+// plain loop's. Epochs alternating between host views and the mirror
+// copy the missed buffers whole and stay equal.
+func TestTrainerMirrorUnderMPI(t *testing.T) {
+	needPython(t, true)
+	parts, feat := apiGraph(t)
+	for _, np := range []int{1, 2} {
+		var want [][]string
+		for _, mode := range []string{"loader", "break", "exception", "context", "switch"} {
+			what := fmt.Sprintf("mirror %s P=%d", mode, np)
+			runs := runAPITrainer(t, parts, feat, np, mode, []string{"MIRROR=1"}, "--cache", "reuse", "--hot-cache", "256")
+			for rk, r := range runs {
+				w := fmt.Sprintf("%s rank %d", what, rk)
+				checkStream(t, w, r, 3)
+				if want != nil && !slices.Equal(r.stream(), want[rk]) {
+					t.Errorf("%s: the stream differs from the epoch loop's", w)
+				}
+				checkMirror(t, w, r, mode == "switch")
+			}
+			if want == nil {
+				for _, r := range runs {
+					want = append(want, r.stream())
+				}
+			}
+		}
+	}
+}
+
+// checkMirror checks one rank's mirror: every batch (every other epoch's
+// when switching) checked and equal, and the bytes it copied gnnrun's
+// bytes_to_device (switching: fewer, plus whole buffers).
+func checkMirror(t *testing.T, what string, r apiRun, switching bool) {
+	t.Helper()
+	if len(r.MirrorBad) > 0 {
+		t.Errorf("%s: %d batches' mirrors differ, first: %s", what, len(r.MirrorBad), r.MirrorBad[0])
+	}
+	s := r.Stats
+	switch {
+	case switching:
+		if r.MirrorChecked == 0 || r.MirrorChecked >= len(r.Batches) || s.BytesFull == 0 || s.BytesCopied >= r.BytesToDevice {
+			t.Errorf("%s: %d of %d batches on the mirror, %d bytes copied whole, %d by updates (gnnrun's %d)",
+				what, r.MirrorChecked, len(r.Batches), s.BytesFull, s.BytesCopied, r.BytesToDevice)
+		}
+	case r.MirrorChecked != len(r.Batches):
+		t.Errorf("%s: %d of %d batches had a mirror", what, r.MirrorChecked, len(r.Batches))
+	case s.BytesCopied != r.BytesToDevice || s.BytesFull != 0 || r.BytesToDevice == 0:
+		t.Errorf("%s: the mirror copied %d bytes (and %d whole), gnnrun copied %d to its buffers", what, s.BytesCopied, s.BytesFull, r.BytesToDevice)
+	}
+	if s.BytesHot == 0 {
+		t.Errorf("%s: the hot cache's rows were never copied", what)
 	}
 }

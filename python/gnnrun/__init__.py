@@ -43,7 +43,7 @@ import numpy as np
 
 __all__ = ["Batch", "Block", "Loader", "loader", "batches", "hello", "stats", "GnnrunGone"]
 
-PROTOCOL = 2
+PROTOCOL = 3
 
 
 class GnnrunGone(RuntimeError):
@@ -127,6 +127,9 @@ class Batch:
             self.pos = (view(arrays["pos_src"]), view(arrays["pos_dst"]))
             self.neg = (view(arrays["neg_src"]), view(arrays["neg_dst"]))
         self.ids = {k[4:]: view(v) for k, v in arrays.items() if k.startswith("ids/")}
+        # Set when a device pass applied the batch's update to its mirror.
+        self._device = self._dev_x = self._ready = self._side = None
+        self._update_buffer = msg.get("update", {}).get("buffer")
 
     @property
     def num_seeds(self):
@@ -154,22 +157,28 @@ class Batch:
         """The batch as torch tensors. On the host, x and y share memory
         with the views and stay read-only (an in-place write raises
         RuntimeError); indices become int64 (copied), as torch's indexing
-        wants. With a device, everything is copied there."""
+        wants. In a pass on a device (``batches(device=...)``) the default
+        device is the pass's, and x is the persistent device copy gnnrun's
+        update kept current (read-only too, no copy); with another device,
+        everything is copied there."""
         import torch
+
+        dev = torch.device(device) if device is not None else self._device
 
         def t(a, long=False):
             if a is None:
                 return None
-            if long:
-                out = torch.from_numpy(a.astype(np.int64))
-            else:
-                out = _readonly_tensor(a)
-            return out.to(device) if device is not None else out
+            out = torch.from_numpy(a.astype(np.int64)) if long else _readonly_tensor(a)
+            return out.to(dev) if dev is not None else out
 
         tb = TorchBatch()
         for k in ("kind", "epoch", "number", "seq", "end_of_epoch", "last_of_epoch", "num_seeds"):
             setattr(tb, k, getattr(self, k))
-        tb.x, tb.y = t(self.x), t(self.y)
+        if self._dev_x is not None and dev == self._device:
+            tb.x = _readonly_view(self._dev_x)
+        else:
+            tb.x = t(self.x)
+        tb.y = t(self.y)
         tb.input_slots = t(self.input_slots, True)
         tb.input_ntype, tb.input_type_id = t(self.input_ntype, True), t(self.input_type_id, True)
         tb.blocks = [Block(t(b.src, True), t(b.dst, True), b.num_src, b.num_dst, t(b.etype, True)) for b in self.blocks]
@@ -244,6 +253,16 @@ def _readonly_tensor(a):
     return t.as_subclass(_readonly_cls)
 
 
+def _readonly_view(t):
+    """A read-only view of a tensor (the device mirror's rows)."""
+    global _readonly_cls
+    import torch
+
+    if _readonly_cls is None:
+        _readonly_cls = _make_readonly_class(torch)
+    return t.as_subclass(_readonly_cls)
+
+
 # In-place operations whose names do not end in "_".
 _INPLACE_DUNDERS = frozenset(
     "__setitem__ __iadd__ __isub__ __imul__ __itruediv__ __ifloordiv__ __imod__ __ipow__ "
@@ -297,8 +316,9 @@ def _make_readonly_class(torch):
 
 
 class _Channel:
-    """The control socket, the shared buffers it introduced, and the one
-    batch this trainer holds."""
+    """The control socket, the shared buffers it introduced, the batches
+    this trainer holds (one, or two when a device pass fetched the next
+    ahead), and the mirrors of the buffers on the devices passes used."""
 
     def __init__(self):
         fd = os.environ.get("GNNRUN_CONTROL_FD")
@@ -308,8 +328,12 @@ class _Channel:
         self.maps = {}
         self.wait = self.handoff = 0.0
         self.count = 0
-        self.held = None  # (slot, seq) of the batch handed out last
+        self.held = []  # (slot, seq) of the batches handed out and not released, oldest first
+        self.current = None  # the batch handed out last, by any pass
+        self.pending = None  # a batch fetched ahead, not handed out yet
         self.ended = False
+        self.sides = {}  # torch device -> _device.DeviceSide
+        self.seen = set()  # buffers a batch used
         _watch_parent()
         self.hello = self.recv()
         if self.hello.get("type") != "hello" or self.hello.get("protocol") != PROTOCOL:
@@ -352,20 +376,55 @@ class _Channel:
             return a
         return np.frombuffer(self.maps[ref["buf"]], dtype=dtype, count=n, offset=ref["offset"]).reshape(shape)
 
-    def release(self):
-        """Tells gnnrun this trainer is done with the batch it holds."""
-        if self.held is None:
+    def side(self, device, mirror):
+        """The mirrors on device (None: host views, no mirror): device None
+        is the hello's; "cpu" without mirror is the host views."""
+        if device is None:
+            device = self.hello.get("device", "cpu")
+        if str(device) == "cpu" and not mirror:
+            return None
+        import torch
+
+        from . import _device
+
+        d = torch.device(device)
+        if d.type == "cuda" and d.index is None:
+            d = torch.device("cuda", torch.cuda.current_device() if torch.cuda.is_available() else 0)
+        if d not in self.sides:
+            side = _device.DeviceSide(torch, d, self.hello)
+            for buf in self.seen:
+                side.missed(buf)
+            self.sides[d] = side
+        return self.sides[d]
+
+    def release(self, b):
+        """Tells gnnrun this trainer is done with batch b, if it holds it."""
+        key = (b.slot, b.seq)
+        if key not in self.held:
             return
-        slot, seq = self.held
-        self.held = None
+        self.held.remove(key)
         try:
-            self.sock.send(json.dumps({"type": "done", "slot": slot, "seq": seq}).encode())
+            self.sock.send(json.dumps({"type": "done", "slot": key[0], "seq": key[1]}).encode())
         except OSError as e:
             raise GnnrunGone("gnnrun: the gnnrun rank feeding this trainer is gone (%s)" % e) from None
 
-    def next(self):
-        """Releases the batch held and returns the next, or None at the end."""
-        self.release()
+    def release_current(self):
+        """Releases the batch handed out last (its device's trainer stream
+        marks the end of its use first)."""
+        b, self.current = self.current, None
+        if b is not None:
+            if b._side is not None:
+                b._side.done_with(b)
+            self.release(b)
+
+    def take(self, side):
+        """The next batch (held until released), its update applied to the
+        mirror of side (None: host views only), or None at the end."""
+        if self.pending is not None:
+            b, self.pending = self.pending, None
+            if b._side is not side:
+                self._catch_up(b, side)
+            return b
         if self.ended:
             return None
         msg = self.recv()
@@ -374,10 +433,26 @@ class _Channel:
             return None
         t0 = time.perf_counter()
         b = Batch(msg, self.view, self.types)
+        b._msg = msg
         self.handoff += time.perf_counter() - t0
         self.count += 1
-        self.held = (b.slot, b.seq)
+        self.held.append((b.slot, b.seq))
+        buf = b._update_buffer
+        for d, other in self.sides.items():
+            if other is not side:
+                other.missed(buf)
+        self.seen.add(buf)
+        if side is not None:
+            side.apply(b, msg, self.view)
         return b
+
+    def _catch_up(self, b, side):
+        """b was fetched ahead for another pass's device: the mirror of
+        side copies b's buffer whole (the other side applied its update)."""
+        b._device = b._dev_x = b._ready = b._side = None
+        if side is not None:
+            side.missed(b._update_buffer)
+            side.apply(b, b._msg, self.view)
 
 
 _channel = None
@@ -404,39 +479,46 @@ class _Pass:
     """One pass over the stream: an iterator that hands out batches until
     the end of the run (or, for one epoch, after the epoch's last batch),
     and releases the batch it gave last when asked for the next, when it
-    stops, when closed, or when dropped (``break``, an exception)."""
+    stops, when closed, or when dropped (``break``, an exception). On a
+    device it fetches the next batch ahead, so that batch's copy runs
+    while the trainer's work on this one does; a batch fetched ahead
+    stays for the next pass."""
 
-    def __init__(self, one_epoch):
+    def __init__(self, one_epoch, device=None, mirror=False):
         self.ch = _get()
+        self.side = self.ch.side(device, mirror)
         self.one_epoch = one_epoch
         self.done = False
-        self.mine = None  # (slot, seq) this pass handed out and may release
+        self.mine = None  # the batch this pass handed out last
 
     def __iter__(self):
         return self
 
     def __next__(self):
+        ch = self.ch
+        ch.release_current()  # whichever pass handed it out
+        self.mine = None
         if self.done:
-            self._release()
             raise StopIteration
-        b = self.ch.next()
+        b = ch.take(self.side)
         if b is None:
             self.done = True
             raise StopIteration
-        self.mine = self.ch.held
         if self.one_epoch and b.last_of_epoch:
             self.done = True
+        ch.current = self.mine = b
+        if self.side is not None:
+            if not self.done and ch.pending is None:
+                ch.pending = ch.take(self.side)
+            self.side.ready(b)
         return b
-
-    def _release(self):
-        if self.mine is not None and self.ch.held == self.mine:
-            self.ch.release()
-        self.mine = None
 
     def close(self):
         """Releases the batch this pass handed out last; the pass ends."""
         self.done = True
-        self._release()
+        if self.mine is not None and self.ch.current is self.mine:
+            self.ch.release_current()
+        self.mine = None
 
     def __enter__(self):
         return self
@@ -459,33 +541,54 @@ class Loader:
     up where the stream is. ``len(loader)`` is the batches of an epoch
     that evaluates."""
 
+    def __init__(self, device=None, mirror=False):
+        self.device, self.mirror = device, mirror
+
     def __iter__(self):
-        return _Pass(one_epoch=True)
+        return _Pass(True, self.device, self.mirror)
 
     def __len__(self):
         h = _get().hello
         return h["batches_per_epoch"] + sum(e["batches"] for e in h.get("eval", []))
 
 
-def loader():
+def loader(device=None, mirror=False):
     """The run's batches, an epoch per iteration: ``for epoch in ...: for
-    b in loader: ...``."""
-    return Loader()
+    b in loader: ...``. device and mirror as for batches()."""
+    return Loader(device, mirror)
 
 
-def batches():
+def batches(device=None, mirror=False):
     """An iterator over every batch gnnrun hands this trainer, in order,
     until the end of the run. Asking for the next batch, leaving the loop
     (break, an exception) or close() releases the batch held; a new
-    ``batches()`` goes on where the stream is."""
-    return _Pass(one_epoch=False)
+    ``batches()`` goes on where the stream is.
+
+    device: where ``b.torch()`` puts the batch: None for the hello's
+    device (``gnnrun train --device``: the rank's GPU, else "cpu"), or a
+    torch device. On a GPU, x is a persistent tensor per gnnrun buffer
+    that each batch's update keeps equal to it, copying only the rows
+    gnnrun copied (see gnnrun._device). On "cpu", x is the shared buffer
+    itself, unless mirror=True keeps the same persistent tensor on the
+    CPU (the GPU's code path, for tests)."""
+    return _Pass(False, device, mirror)
 
 
 def stats():
     """This trainer's side of the hand-off: batches, seconds waiting for
-    them (wait_s), seconds turning messages into views (handoff_s)."""
+    them (wait_s), seconds turning messages into views (handoff_s), and
+    per device a pass used (devices: {name: {...}}): bytes_copied and
+    rows_copied (host rows copied into the mirrors for the batches'
+    updates: gnnrun's bytes_to_device when every batch was taken on that
+    device), bytes_hot (the hot cache, once), bytes_full (whole buffers
+    copied after batches taken elsewhere), update_s (host seconds
+    applying updates)."""
     ch = _get()
-    return {"batches": ch.count, "wait_s": ch.wait, "handoff_s": ch.handoff}
+    out = {"batches": ch.count, "wait_s": ch.wait, "handoff_s": ch.handoff,
+           "devices": {str(d): s.stats() for d, s in ch.sides.items()}}
+    if len(ch.sides) == 1:
+        out.update(next(iter(ch.sides.values())).stats())
+    return out
 
 
 def _watch_parent():

@@ -15,12 +15,21 @@ client under the real `gnnrun train`. Its first argument is the loop shape:
   writes      every batch: tries in-place writes to x (numpy and torch),
               counts those that were accepted
 
+  switch      epochs alternate between host views and the CPU mirror
+              (MIRROR=1 only): a mirror that missed batches copies its
+              buffer whole, then follows the updates again
+
+With MIRROR=1 every loop asks for gnnrun.batches(device="cpu",
+mirror=True) (or the loader's): x is a persistent CPU tensor that each
+batch's update keeps equal to gnnrun's buffer, the GPU's code path; every
+batch checks it is not the shared buffer and equals it byte for byte.
+
 Every mode checks every batch's block 0 against the input's features
 ($FEAT, the input's feature chunks, in type-wise input IDs; gnnrun
 train --ids): x[src[i]] and x[dst[i]] are edge i's endpoints' rows and
 x[:num_dst] the destinations'. It writes $OUT_DIR/<rank>.json: the batches
 it saw (kind, epoch, number, seq), the wrong edges, the accepted writes,
-and the time it ended.
+the mirror's checks, gnnrun.stats(), and the time it ended.
 """
 
 import json
@@ -38,6 +47,23 @@ rank = int(os.environ["RANK"])
 chunks = sorted((f for f in os.listdir(os.environ["FEAT"]) if f.startswith("feat-")), key=lambda f: int(f[5:-4]))
 feat = np.concatenate([np.load(os.path.join(os.environ["FEAT"], f)) for f in chunks])
 seen, bad_edges, accepted_writes, checked_edges = [], 0, 0, 0
+MIRROR = os.environ.get("MIRROR") == "1"
+device = {"device": "cpu", "mirror": True} if MIRROR else {}
+mirror_checked, mirror_bad = 0, []
+
+
+def check_mirror(b):
+    """The mirror's rows equal the shared buffer's, and are a copy."""
+    global mirror_checked
+    if b._dev_x is None:
+        return
+    x = b.torch().x
+    mine = x.as_subclass(__import__("torch").Tensor).numpy()
+    if mine.shape != b.x.shape or not np.array_equal(mine.view(np.uint8), b.x.view(np.uint8)):
+        mirror_bad.append("seq %d: the mirror's %s rows differ from the buffer's %s" % (b.seq, mine.shape, b.x.shape))
+    elif len(mine) and mine.ctypes.data == b.x.ctypes.data:
+        mirror_bad.append("seq %d: x is the shared buffer, not the mirror" % b.seq)
+    mirror_checked += 1
 
 
 def check(b):
@@ -57,6 +83,7 @@ def record(b):
     seen.append({"kind": b.kind, "epoch": b.epoch, "number": b.number, "seq": b.seq,
                  "end_of_epoch": b.end_of_epoch, "last_of_epoch": b.last_of_epoch})
     check(b)
+    check_mirror(b)
 
 
 def try_writes(b):
@@ -98,7 +125,7 @@ def try_writes(b):
 hello = gnnrun.hello()
 epochs = hello["epochs"]
 if mode == "loader":
-    loader = gnnrun.loader()
+    loader = gnnrun.loader(**device)
     for epoch in range(epochs):
         for b in loader:
             record(b)
@@ -106,18 +133,18 @@ if mode == "loader":
                 sys.exit("epoch %d's loop got a batch of epoch %d" % (epoch, b.epoch))
 elif mode == "break":
     for epoch in range(epochs):
-        for b in gnnrun.batches():
+        for b in gnnrun.batches(**device):
             record(b)
             if b.end_of_epoch:
                 break
-    for b in gnnrun.batches():  # evaluation batches, if any
+    for b in gnnrun.batches(**device):  # evaluation batches, if any
         record(b)
 elif mode == "exception":
     n = 0
     while True:
         try:
             got = False
-            for b in gnnrun.batches():
+            for b in gnnrun.batches(**device):
                 got = True
                 record(b)
                 n += 1
@@ -130,7 +157,7 @@ elif mode == "exception":
 elif mode == "context":
     while True:
         got = 0
-        with gnnrun.batches() as it:
+        with gnnrun.batches(**device) as it:
             for b in it:
                 record(b)
                 got += 1
@@ -141,7 +168,7 @@ elif mode == "context":
 elif mode == "stray":
     ch = gnnrun._get()
     prev = {}
-    for b in gnnrun.batches():
+    for b in gnnrun.batches(**device):
         record(b)
         if b.slot in prev:  # the earlier batch of this slot, acknowledged again
             ch.sock.send(json.dumps({"type": "done", "slot": b.slot, "seq": prev[b.slot]}).encode())
@@ -149,12 +176,18 @@ elif mode == "stray":
             check(b)
         prev[b.slot] = b.seq
 elif mode == "writes":
-    for b in gnnrun.batches():
+    for b in gnnrun.batches(**device):
         accepted_writes += try_writes(b)
         record(b)
+elif mode == "switch":
+    host, mirrored = gnnrun.loader(), gnnrun.loader(device="cpu", mirror=True)
+    for epoch in range(epochs):
+        for b in (mirrored if epoch % 2 == 0 else host):
+            record(b)
 else:
     sys.exit("unknown mode " + mode)
 
 with open(os.path.join(os.environ["OUT_DIR"], "%d.json" % rank), "w") as f:
     json.dump({"batches": seen, "bad_edges": bad_edges, "checked_edges": checked_edges,
-               "accepted_writes": accepted_writes, "ended": time.time()}, f)
+               "accepted_writes": accepted_writes, "mirror_checked": mirror_checked, "mirror_bad": mirror_bad,
+               "stats": gnnrun.stats(), "ended": time.time()}, f)
