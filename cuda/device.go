@@ -53,8 +53,20 @@ type Device interface {
 	Alloc(n int64) (Buffer, error)
 	// NewStream returns a stream: a queue of operations run in order.
 	NewStream() (Stream, error)
-	// Close releases the device; its buffers and streams must be freed
-	// and closed first.
+	// Register makes mem, ordinary host memory, readable by the device's
+	// kernels where it lies (page-locked and mapped into the device's
+	// address space: on a GPU, cuMemHostRegister, portable and mapped), so
+	// Stream.GatherPinned reads rows straight from it over PCIe with no
+	// copy to the device first. mem must stay allocated and registered
+	// until the gathers reading it completed; on a GPU, a page may belong
+	// to one registration only, so register large allocations of their own
+	// (a whole page-aligned mmap), not slices that share pages. It fails on
+	// empty memory and where the driver refuses (page-locked memory is
+	// taken out of the host's pageable RAM). The host backend only keeps
+	// the slice.
+	Register(mem []byte) (Pinned, error)
+	// Close releases the device; its buffers, streams and registered
+	// memory must be freed, closed and unregistered first.
 	Close() error
 }
 
@@ -67,6 +79,16 @@ type Buffer interface {
 	Host() []byte
 	// Free releases it; freeing twice is an error.
 	Free() error
+}
+
+// Pinned is host memory registered with a device (Device.Register).
+type Pinned interface {
+	// Len returns its size in bytes.
+	Len() int64
+	// Unregister releases the registration, not the memory; the gathers
+	// reading it must have completed (an Event recorded after them), and
+	// unregistering twice is an error.
+	Unregister() error
 }
 
 // Stream runs device operations in the order they were queued. Every
@@ -91,6 +113,15 @@ type Stream interface {
 	// MoveRows copies row from[k] of buf into row to[k]; no row may be
 	// both read and written.
 	MoveRows(buf Buffer, from, to []int32, rowBytes int) error
+	// GatherPinned copies row srcRows[k] of the registered host memory src
+	// (rows of rowBytes) into row dstRows[k] of dst (no row of dst named
+	// twice: rows are copied in parallel): the zero-copy gather,
+	// whose kernel reads only the rows it needs from host memory over
+	// PCIe, where ScatterRows copies rows gathered on the host. The rows
+	// of src are read when the gather runs, not when it is queued: they
+	// must stay unchanged until an Event recorded after it completes. src
+	// must be registered with the stream's device and stay so until then.
+	GatherPinned(dst Buffer, dstRows []int32, src Pinned, srcRows []int32, rowBytes int) error
 	// Record returns an event that completes when everything queued
 	// before it has.
 	Record() (Event, error)

@@ -100,6 +100,35 @@ func TestDeviceOperations(t *testing.T) {
 				copy(want[int(to[k])*w:int(to[k]+1)*w], want[int(from[k])*w:int(from[k]+1)*w])
 			}
 			check("move rows", s.MoveRows(a, from, to, w))
+			host4 := pageMemory(t, 4*w)
+			copy(host4, rowsOf(4, w, 50))
+			pinned, err := d.Register(host4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dst, src = []int32{3, 4}, []int32{2, 0}
+			for k := range dst {
+				copy(want[int(dst[k])*w:int(dst[k]+1)*w], host4[int(src[k])*w:])
+			}
+			check("gather pinned", s.GatherPinned(a, dst, pinned, src, w))
+			if err := s.GatherPinned(a, []int32{0}, pinned, []int32{4}, w); err == nil {
+				t.Error("a gather past the end of the registered memory accepted")
+			}
+			if err := s.Sync(); err != nil {
+				t.Fatal(err)
+			}
+			if err := pinned.Unregister(); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.GatherPinned(a, []int32{0}, pinned, []int32{0}, w); err == nil {
+				t.Error("a gather from unregistered memory accepted")
+			}
+			if err := pinned.Unregister(); err == nil {
+				t.Error("memory unregistered twice")
+			}
+			if _, err := d.Register(nil); err == nil {
+				t.Error("empty memory registered")
+			}
 			copy(want[2*w:], other[w:3*w])
 			check("device copy", s.CopyDevice(a, 2*w, b, w, 2*w))
 			for what, err := range map[string]error{
@@ -137,6 +166,18 @@ func TestDeviceOperations(t *testing.T) {
 			}
 		})
 	}
+}
+
+// pageMemory returns n bytes of their own pages (as memory to register
+// with a GPU must be), unmapped when the test ends.
+func pageMemory(t *testing.T, n int) []byte {
+	t.Helper()
+	mem, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Munmap(mem) })
+	return mem
 }
 
 // A stream runs its operations in order and later than they are queued: a

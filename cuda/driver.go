@@ -39,6 +39,7 @@ type driverAPI struct {
 	cuEventSynchronize         func(e uintptr) int32
 	cuEventDestroy             func(e uintptr) int32
 	cuModuleLoadData           func(m *uintptr, image unsafe.Pointer) int32
+	cuModuleUnload             func(m uintptr) int32
 	cuModuleGetFunction        func(f *uintptr, m uintptr, name string) int32
 	cuLaunchKernel             func(f uintptr, gx, gy, gz, bx, by, bz, shared uint32, s uintptr, params unsafe.Pointer, extra unsafe.Pointer) int32
 	cuIpcGetMemHandle          func(h *[64]byte, ptr uint64) int32
@@ -57,12 +58,14 @@ type driverAPI struct {
 
 // The driver's attribute and flag numbers gnnrun uses (cuda.h).
 const (
-	attrComputeMajor    = 75
-	attrComputeMinor    = 76
-	streamNonBlocking   = 1
-	eventDisableTiming  = 2
-	hostRegisterMapped  = 2
-	hostRegisterReadOnl = 8
+	attrComputeMajor     = 75
+	attrComputeMinor     = 76
+	streamNonBlocking    = 1
+	eventDisableTiming   = 2
+	errNotFound          = 500 // CUDA_ERROR_NOT_FOUND
+	hostRegisterPortable = 1
+	hostRegisterMapped   = 2
+	hostRegisterReadOnl  = 8
 )
 
 var (
@@ -126,7 +129,8 @@ func (d *driverAPI) bind(h uintptr) (err error) {
 		{&d.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"}, {&d.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"},
 		{&d.cuStreamCreate, "cuStreamCreate"}, {&d.cuStreamDestroy, "cuStreamDestroy_v2"}, {&d.cuStreamSynchronize, "cuStreamSynchronize"},
 		{&d.cuEventCreate, "cuEventCreate"}, {&d.cuEventRecord, "cuEventRecord"}, {&d.cuEventSynchronize, "cuEventSynchronize"},
-		{&d.cuEventDestroy, "cuEventDestroy_v2"}, {&d.cuModuleLoadData, "cuModuleLoadData"}, {&d.cuModuleGetFunction, "cuModuleGetFunction"},
+		{&d.cuEventDestroy, "cuEventDestroy_v2"}, {&d.cuModuleLoadData, "cuModuleLoadData"}, {&d.cuModuleUnload, "cuModuleUnload"},
+		{&d.cuModuleGetFunction, "cuModuleGetFunction"},
 		{&d.cuLaunchKernel, "cuLaunchKernel"}, {&d.cuIpcGetMemHandle, "cuIpcGetMemHandle"}, {&d.cuGetErrorString, "cuGetErrorString"},
 		{&d.cuMemHostRegister, "cuMemHostRegister_v2"}, {&d.cuMemHostUnregister, "cuMemHostUnregister"},
 		{&d.cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2"}, {&d.cuDeviceGetPCIBusId, "cuDeviceGetPCIBusId"},

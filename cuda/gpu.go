@@ -3,56 +3,138 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
 )
 
 // gpuDevice is the CUDA backend: device memory from cuMemAlloc, streams of
-// the driver, and the row kernels of kernels/rows.cu. Every driver call
-// runs with the device's primary context current on the calling thread
-// (goroutines move between threads: each call locks its thread for the
-// time of the call).
+// the driver, and the kernels of kernels/*.cu, loaded from the embedded PTX
+// of the device's architecture. Every driver call runs with the device's
+// primary context current on the calling thread (goroutines move between
+// threads: each call locks its thread for the time of the call).
 type gpuDevice struct {
 	d        *driverAPI
 	dev      int32
 	ctx      uintptr
 	info     GPUInfo
 	o        openOptions
+	modules  []gpuModule
 	copyRows uintptr // the gnnrun_copy_rows kernel
 	live     atomic.Int64
+
+	funcMu sync.Mutex
+	funcs  map[string]uintptr // the kernels looked up so far, by name
 }
 
-// openCUDA opens GPU ordinal: its primary context and the row kernels.
+// gpuModule is a loaded module: one kernel source's PTX.
+type gpuModule struct {
+	name string
+	arch int // the sm_XX its PTX was built for
+	h    uintptr
+}
+
+// openCUDA opens GPU ordinal: its primary context and the kernels.
 func openCUDA(ordinal int, o openOptions) (Device, error) {
 	g, err := Probe(ordinal)
 	if err != nil {
 		return nil, fmt.Errorf("%w; use --device host", err)
 	}
-	gd := &gpuDevice{d: driver, info: g, o: o}
+	gd := &gpuDevice{d: driver, info: g, o: o, funcs: map[string]uintptr{}}
 	if err := gd.d.check("cuDeviceGet", gd.d.cuDeviceGet(&gd.dev, int32(ordinal))); err != nil {
 		return nil, err
 	}
 	if err := gd.d.check("cuDevicePrimaryCtxRetain", gd.d.cuDevicePrimaryCtxRetain(&gd.ctx, gd.dev)); err != nil {
 		return nil, err
 	}
-	ptx, err := kernelPTX("rows.cu", g.Major, g.Minor)
+	err = gd.loadModules()
 	if err == nil {
-		err = gd.call("loading the row kernels", func() int32 {
-			var mod uintptr
-			if rc := gd.d.cuModuleLoadData(&mod, unsafe.Pointer(&ptx[0])); rc != 0 {
-				return rc
-			}
-			return gd.d.cuModuleGetFunction(&gd.copyRows, mod, "gnnrun_copy_rows")
-		})
+		gd.copyRows, err = gd.function("gnnrun_copy_rows")
 	}
 	if err != nil {
+		gd.unloadModules()
 		gd.d.cuDevicePrimaryCtxRelease(gd.dev)
-		return nil, fmt.Errorf("cuda: %s: %w", g.Name, err)
+		hint := ""
+		if errors.Is(err, ErrNoGPU) {
+			hint = "; use --device host"
+		}
+		return nil, fmt.Errorf("%w, on %s%s", err, g.Name, hint)
 	}
 	return gd, nil
+}
+
+// loadModules loads each kernel source's PTX for the device's architecture
+// (the highest built that is not newer); the driver JIT-compiles it.
+func (g *gpuDevice) loadModules() error {
+	mods, err := choosePTX(ptxFS, ptxDir, g.info.Major, g.info.Minor)
+	if err != nil {
+		return err
+	}
+	for _, m := range mods {
+		var h uintptr
+		err := g.call(fmt.Sprintf("cuModuleLoadData of %s.sm_%d.ptx", m.name, m.arch), func() int32 {
+			return g.d.cuModuleLoadData(&h, unsafe.Pointer(&m.ptx[0]))
+		})
+		if err != nil {
+			return err
+		}
+		g.modules = append(g.modules, gpuModule{name: m.name, arch: m.arch, h: h})
+	}
+	return nil
+}
+
+// unloadModules unloads the loaded modules and returns the first error.
+func (g *gpuDevice) unloadModules() error {
+	var first error
+	for _, m := range g.modules {
+		err := g.call("cuModuleUnload of "+m.name, func() int32 { return g.d.cuModuleUnload(m.h) })
+		if first == nil {
+			first = err
+		}
+	}
+	g.modules = nil
+	g.funcMu.Lock()
+	clear(g.funcs)
+	g.funcMu.Unlock()
+	return first
+}
+
+// function returns the kernel of that name from whichever loaded module
+// has it, for cuLaunchKernel; handles are looked up once and kept.
+func (g *gpuDevice) function(name string) (uintptr, error) {
+	g.funcMu.Lock()
+	defer g.funcMu.Unlock()
+	if f, ok := g.funcs[name]; ok {
+		return f, nil
+	}
+	for _, m := range g.modules {
+		var f uintptr
+		found := false
+		err := g.call(fmt.Sprintf("cuModuleGetFunction %s in %s.sm_%d", name, m.name, m.arch), func() int32 {
+			rc := g.d.cuModuleGetFunction(&f, m.h, name)
+			found = rc == 0
+			if rc == errNotFound {
+				return 0 // in another module, perhaps
+			}
+			return rc
+		})
+		if err != nil {
+			return 0, err
+		}
+		if found {
+			g.funcs[name] = f
+			return f, nil
+		}
+	}
+	names := make([]string, len(g.modules))
+	for i, m := range g.modules {
+		names[i] = m.name
+	}
+	return 0, fmt.Errorf("cuda: no kernel %s in the modules %s", name, strings.Join(names, ", "))
 }
 
 // call runs a driver call with the device's context current.
@@ -91,11 +173,55 @@ func (g *gpuDevice) NewStream() (Stream, error) {
 	return s, nil
 }
 
+func (g *gpuDevice) Register(mem []byte) (Pinned, error) {
+	if len(mem) == 0 {
+		return nil, fmt.Errorf("cuda: registering empty host memory")
+	}
+	p := &gpuPinned{dev: g, mem: mem}
+	err := g.call(fmt.Sprintf("cuMemHostRegister of %d bytes", len(mem)), func() int32 {
+		return g.d.cuMemHostRegister(unsafe.Pointer(&mem[0]), uint64(len(mem)), hostRegisterPortable|hostRegisterMapped)
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = g.call("cuMemHostGetDevicePointer", func() int32 { return g.d.cuMemHostGetDevicePointer(&p.ptr, unsafe.Pointer(&mem[0]), 0) })
+	if err != nil {
+		g.call("cuMemHostUnregister", func() int32 { return g.d.cuMemHostUnregister(unsafe.Pointer(&mem[0])) })
+		return nil, err
+	}
+	g.live.Add(1)
+	return p, nil
+}
+
 func (g *gpuDevice) Close() error {
 	if n := g.live.Load(); n != 0 {
-		return fmt.Errorf("cuda: device closed with %d buffers or streams still open", n)
+		return fmt.Errorf("cuda: device closed with %d buffers, streams or registrations still open", n)
 	}
-	return g.d.check("cuDevicePrimaryCtxRelease", g.d.cuDevicePrimaryCtxRelease(g.dev))
+	err := g.unloadModules()
+	if rerr := g.d.check("cuDevicePrimaryCtxRelease", g.d.cuDevicePrimaryCtxRelease(g.dev)); err == nil {
+		err = rerr
+	}
+	return err
+}
+
+// gpuPinned is host memory registered with the device, and the device's
+// address of it.
+type gpuPinned struct {
+	dev          *gpuDevice
+	mem          []byte // kept referenced: the driver reads it
+	ptr          uint64
+	unregistered bool
+}
+
+func (p *gpuPinned) Len() int64 { return int64(len(p.mem)) }
+
+func (p *gpuPinned) Unregister() error {
+	if p.unregistered {
+		return fmt.Errorf("cuda: host memory of %d bytes unregistered twice", len(p.mem))
+	}
+	p.unregistered = true
+	p.dev.live.Add(-1)
+	return p.dev.call("cuMemHostUnregister", func() int32 { return p.dev.d.cuMemHostUnregister(unsafe.Pointer(&p.mem[0])) })
 }
 
 // gpuBuffer is device memory.
@@ -244,7 +370,7 @@ func (s *gpuStream) ScatterRows(dst Buffer, slots []int32, host []byte, rowBytes
 	if err := s.CopyToDevice(s.rows, 0, host); err != nil {
 		return err
 	}
-	return s.launchRows(d, slots, s.rows, nil, rowBytes)
+	return s.launchRows(d.ptr, slots, s.rows.ptr, nil, rowBytes)
 }
 
 func (s *gpuStream) CopyRows(dst Buffer, dstRows []int32, src Buffer, srcRows []int32, rowBytes int) error {
@@ -278,13 +404,39 @@ func (s *gpuStream) rowsBetween(dst Buffer, dstRows []int32, src Buffer, srcRows
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.launchRows(d, dstRows, b, srcRows, rowBytes)
+	return s.launchRows(d.ptr, dstRows, b.ptr, srcRows, rowBytes)
+}
+
+func (s *gpuStream) GatherPinned(dst Buffer, dstRows []int32, src Pinned, srcRows []int32, rowBytes int) error {
+	d, err := s.buf(dst)
+	if err != nil {
+		return err
+	}
+	p, ok := src.(*gpuPinned)
+	switch {
+	case !ok || p.dev != s.dev:
+		return fmt.Errorf("cuda: host memory registered with another device given to a stream of %s", s.dev.info.Name)
+	case p.unregistered:
+		return fmt.Errorf("cuda: a gather from unregistered host memory")
+	case rowBytes <= 0 || len(dstRows) != len(srcRows):
+		return fmt.Errorf("cuda: copy of %d rows into %d rows of %d bytes", len(srcRows), len(dstRows), rowBytes)
+	}
+	if err := checkRows("source row", srcRows, p.Len(), rowBytes); err != nil {
+		return err
+	}
+	if err := checkRows("destination row", dstRows, d.n, rowBytes); err != nil || len(dstRows) == 0 {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.launchRows(d.ptr, dstRows, p.ptr, srcRows, rowBytes)
 }
 
 // launchRows copies the index arrays to the stream's scratch and launches
-// the row kernel: row srcRows[k] of src (k without srcRows) to row
-// dstRows[k] of dst. The caller holds s.mu.
-func (s *gpuStream) launchRows(dst *gpuBuffer, dstRows []int32, src *gpuBuffer, srcRows []int32, rowBytes int) error {
+// the row kernel: row srcRows[k] of the rows at src (k without srcRows) to
+// row dstRows[k] of the rows at dst, device addresses. The caller holds
+// s.mu.
+func (s *gpuStream) launchRows(dst uint64, dstRows []int32, src uint64, srcRows []int32, rowBytes int) error {
 	n := len(dstRows)
 	idx := make([]int32, 0, 2*n)
 	idx = append(append(idx, dstRows...), srcRows...)
@@ -295,15 +447,13 @@ func (s *gpuStream) launchRows(dst *gpuBuffer, dstRows []int32, src *gpuBuffer, 
 	if err := s.CopyToDevice(s.idx, 0, host); err != nil {
 		return err
 	}
-	dptr, sptr := dst.ptr, src.ptr
 	drows, srows := s.idx.ptr, uint64(0)
 	if srcRows != nil {
 		srows = s.idx.ptr + uint64(4*n)
 	}
 	count, width := int32(n), int64(rowBytes)
-	const block = 256 // 8 warps, a row each
-	grid := uint32((n*32 + block - 1) / block)
-	params := []unsafe.Pointer{unsafe.Pointer(&dptr), unsafe.Pointer(&drows), unsafe.Pointer(&sptr), unsafe.Pointer(&srows),
+	grid, block := rowsGrid(n)
+	params := []unsafe.Pointer{unsafe.Pointer(&dst), unsafe.Pointer(&drows), unsafe.Pointer(&src), unsafe.Pointer(&srows),
 		unsafe.Pointer(&count), unsafe.Pointer(&width)}
 	var pin runtime.Pinner
 	defer pin.Unpin()

@@ -43,10 +43,36 @@ func (d *hostDevice) NewStream() (Stream, error) {
 	return s, nil
 }
 
+func (d *hostDevice) Register(mem []byte) (Pinned, error) {
+	if len(mem) == 0 {
+		return nil, fmt.Errorf("cuda: registering empty host memory")
+	}
+	d.live.Add(1)
+	return &hostPinned{dev: d, mem: mem}, nil
+}
+
 func (d *hostDevice) Close() error {
 	if n := d.live.Load(); n != 0 {
-		return fmt.Errorf("cuda: host device closed with %d buffers or streams still open", n)
+		return fmt.Errorf("cuda: host device closed with %d buffers, streams or registrations still open", n)
 	}
+	return nil
+}
+
+// hostPinned is registered host memory: the slice itself, read in place.
+type hostPinned struct {
+	dev          *hostDevice
+	mem          []byte
+	unregistered bool
+}
+
+func (p *hostPinned) Len() int64 { return int64(len(p.mem)) }
+
+func (p *hostPinned) Unregister() error {
+	if p.unregistered {
+		return fmt.Errorf("cuda: host memory of %d bytes unregistered twice", len(p.mem))
+	}
+	p.unregistered = true
+	p.dev.live.Add(-1)
 	return nil
 }
 
@@ -203,6 +229,21 @@ func (s *hostStream) MoveRows(buf Buffer, from, to []int32, rowBytes int) error 
 	return s.rows(buf, to, buf, from, rowBytes)
 }
 
+func (s *hostStream) GatherPinned(dst Buffer, dstRows []int32, src Pinned, srcRows []int32, rowBytes int) error {
+	p, ok := src.(*hostPinned)
+	switch {
+	case !ok || p.dev != s.dev:
+		return fmt.Errorf("cuda: host memory registered with another device given to a host stream")
+	case p.unregistered:
+		return fmt.Errorf("cuda: a gather from unregistered host memory")
+	}
+	d, err := s.mem(dst)
+	if err != nil {
+		return err
+	}
+	return s.queueRows(d, dstRows, p.mem, srcRows, rowBytes)
+}
+
 // rows copies row srcRows[k] of src into row dstRows[k] of dst.
 func (s *hostStream) rows(dst Buffer, dstRows []int32, src Buffer, srcRows []int32, rowBytes int) error {
 	d, err := s.mem(dst)
@@ -213,6 +254,12 @@ func (s *hostStream) rows(dst Buffer, dstRows []int32, src Buffer, srcRows []int
 	if err != nil {
 		return err
 	}
+	return s.queueRows(d, dstRows, m, srcRows, rowBytes)
+}
+
+// queueRows checks the rows and queues the copy of row srcRows[k] of m into
+// row dstRows[k] of d.
+func (s *hostStream) queueRows(d []byte, dstRows []int32, m []byte, srcRows []int32, rowBytes int) error {
 	if rowBytes <= 0 || len(dstRows) != len(srcRows) {
 		return fmt.Errorf("cuda: copy of %d rows into %d rows of %d bytes", len(srcRows), len(dstRows), rowBytes)
 	}
