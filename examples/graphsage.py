@@ -5,6 +5,13 @@ plain PyTorch, one trainer per rank, gradients all-reduced across ranks.
     gnnrun train PARTDIR --fanouts 10,10 --batch-size 32 --epochs 100 \\
         -- /usr/bin/python3 examples/graphsage.py [--hidden 128] [--lr 0.01] ...
 
+--device auto (the default) trains where gnnrun train put the rank's
+trainer: its GPU when it has one (NCCL among the trainers; the features
+arrive in a persistent device tensor that each batch's update keeps
+current, copying only the rows gnnrun copied), else the CPU (gloo).
+--device cpu --mirror keeps that persistent tensor on the CPU: the GPU's
+code path, for checks.
+
 Each epoch trains on the rank's training batches, then evaluates on the
 evaluation batches gnnrun sends after it (val, test). The result is the
 test score at the epoch of the best validation score (accuracy; ROC-AUC too
@@ -38,7 +45,7 @@ class SAGEConv(nn.Module):
         self.neigh_lin = nn.Linear(din, dout, bias=False)
 
     def forward(self, h_src, h_dst, block):
-        agg = torch.zeros(block.num_dst, h_src.shape[1], dtype=h_src.dtype)
+        agg = torch.zeros(block.num_dst, h_src.shape[1], dtype=h_src.dtype, device=h_src.device)
         agg.index_add_(0, block.dst, h_src[block.src])
         deg = torch.bincount(block.dst, minlength=block.num_dst).clamp(min=1).unsqueeze(1)
         return self.self_lin(h_dst) + self.neigh_lin(agg / deg)
@@ -98,17 +105,20 @@ def main():
     ap.add_argument("--feat-norm", choices=["none", "row"], default="none", help="row: divide each feature row by its sum")
     ap.add_argument("--norm", choices=["none", "layer"], default="none", help="layer: LayerNorm on the hidden layers")
     ap.add_argument("--seed", type=int, default=0, help="model initialisation")
+    ap.add_argument("--device", default="auto", help="auto (gnnrun train's choice: the rank's GPU, else cpu), cpu, cuda or cuda:N")
+    ap.add_argument("--mirror", action="store_true", help="on cpu, keep the features in a persistent tensor updated per batch, as on a GPU")
     a = ap.parse_args()
 
     hello = gnnrun.hello()
-    world = join(a.seed)
+    device = hello.get("device", "cpu") if a.device == "auto" else a.device
+    world = join(a.seed, device)
     classes = hello["classes"]
     layers = len(hello["fanouts"])
-    model = same_start(SAGE(hello["feature_shape"][0], a.hidden, classes, layers, a.dropout, a.norm))
+    model = same_start(SAGE(hello["feature_shape"][0], a.hidden, classes, layers, a.dropout, a.norm).to(device))
     opt = torch.optim.Adam(model.parameters(), lr=a.lr, weight_decay=a.weight_decay)
     evals = {}  # epoch -> {set: (correct, total, scores, labels)}
     t0 = time.perf_counter()
-    loader = gnnrun.loader()
+    loader = gnnrun.loader(device=device, mirror=a.mirror)
     for epoch in range(hello["epochs"]):
         for b in loader:  # the epoch's training batches, then its evaluation batches
             tb = b.torch()
@@ -129,7 +139,7 @@ def main():
                 ev[0] += int((out.argmax(1) == tb.y.long()).sum())
                 ev[1] += tb.num_seeds
                 if classes == 2:
-                    ev[2].append(torch.softmax(out, 1)[:, 1].numpy())
+                    ev[2].append(torch.softmax(out, 1)[:, 1].cpu().numpy())
                     ev[3].append(b.y.copy())
     seconds = time.perf_counter() - t0
     # Scores per epoch and set, over all ranks.
@@ -137,7 +147,7 @@ def main():
     for e in sorted(evals):
         row = {}
         for name, (c, n, sc, lb) in evals[e].items():
-            t = torch.tensor([c, n], dtype=torch.float64)
+            t = torch.tensor([c, n], dtype=torch.float64, device=DEVICE)
             dist.all_reduce(t)
             row[name + "_acc"] = float(t[0] / t[1])
             if classes == 2:
@@ -148,11 +158,18 @@ def main():
     finish(rows, "val_auc" if classes == 2 else "val_acc", hello["epochs"], seconds)
 
 
-def join(seed):
-    """Joins the trainers' process group (gloo, from gnnrun's variables),
-    seeds the model's initialisation, shares the cores among the host's
-    trainers, and returns the world size."""
-    dist.init_process_group("gloo")
+DEVICE = torch.device("cpu")  # the trainer's, set by join
+
+
+def join(seed, device="cpu"):
+    """Joins the trainers' process group (from gnnrun's variables: NCCL
+    on GPUs, gloo on the CPU), seeds the model's initialisation, shares
+    the cores among the host's trainers, and returns the world size."""
+    global DEVICE
+    DEVICE = torch.device(device)
+    if DEVICE.type == "cuda":
+        torch.cuda.set_device(DEVICE)
+    dist.init_process_group("nccl" if DEVICE.type == "cuda" else "gloo")
     torch.manual_seed(seed)
     torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(os.environ.get("LOCAL_WORLD_SIZE", "1"))))
     return dist.get_world_size()
@@ -185,10 +202,14 @@ def finish(rows, key, epochs, seconds):
         if best is None or row.get(key, -1) > best[1].get(key, -1):
             best = (e, row)
     st = gnnrun.stats()
-    sums = torch.tensor([st["wait_s"], seconds, st["handoff_s"], st["batches"]], dtype=torch.float64)
+    sums = torch.tensor([st["wait_s"], seconds, st["handoff_s"], st["batches"], st.get("bytes_copied", 0)],
+                        dtype=torch.float64, device=DEVICE)
     dist.all_reduce(sums)
+    sums = sums.cpu()
     result = {"epochs": epochs, "seconds": round(seconds, 3), "data_wait_fraction": round(float(sums[0] / sums[1]), 4),
               "client_us_per_batch": round(float(1e6 * sums[2] / max(sums[3], 1)), 1), "ranks": dist.get_world_size()}
+    if "bytes_copied" in st:
+        result["bytes_copied"] = int(sums[4])  # rows the trainers copied into their persistent tensors
     if best is not None:
         result.update({k: round(v, 4) for k, v in best[1].items()})
         result["best_epoch"] = best[0]

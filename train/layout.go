@@ -160,7 +160,8 @@ func (h *handoff) layout(k int, b *prefetch.Batch) (*batchMsg, []int, error) {
 		EndOfEpoch: b.EndOfEpoch, LastOfEpoch: b.LastOfEpoch,
 		X: arrayRef{Buf: xid, DType: dt.Descr(), Shape: append([]int64{int64(b.Rows)}, row...)}, Blocks: blocks, Arrays: refs}
 	msg.Update = updateMsg{Buffer: b.Buffer, Rows: b.Rows}
-	if hot := h.l.HotBuffer(); hot != nil && b.Update != nil && len(b.Update.HotSlots) > 0 {
+	if up := b.Update; up != nil && len(up.HotSlots) > 0 {
+		hot := h.l.HotBuffer()
 		id, err := h.bufs.use(hot)
 		if err != nil {
 			return nil, nil, err

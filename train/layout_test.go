@@ -46,6 +46,8 @@ func TestLayout(t *testing.T) {
 	feat, _ := dev.Alloc(1 << 20)
 	b := fakeBatch(feat)
 	b.Blocks[2].Dst[7] = 42
+	b.Buffer = 1
+	b.Update = &prefetch.Update{MovesFrom: []int32{5, 6}, MovesTo: []int32{0, 1}, FetchSlots: []int32{2, 9, 4}}
 	msg, fds, err := h.layout(0, b)
 	if err != nil {
 		t.Fatal(err)
@@ -61,12 +63,21 @@ func TestLayout(t *testing.T) {
 	if msg.X.Shape[0] != int64(b.Rows) || msg.X.Shape[1] != 128 || msg.X.DType != "<f4" {
 		t.Fatalf("x %+v", msg.X)
 	}
+	// The update a mirror of the buffer applies: which buffer, its rows,
+	// and the rows to move, copy and zero (none from a hot cache here).
+	up := msg.Update
+	fetch, hot := msg.Arrays["up_fetch_slots"], msg.Arrays["up_hot_slots"]
+	if up.Buffer != 1 || up.Rows != b.Rows || up.Hot != nil || fetch.Shape[0] != 3 || hot.Shape[0] != 0 ||
+		binary.LittleEndian.Uint32(mem[fetch.Offset+4:]) != 9 || msg.Arrays["up_moves_to"].Shape[0] != 2 {
+		t.Fatalf("update %+v, fetch slots %+v, hot slots %+v", up, fetch, hot)
+	}
 	msg, fds, _ = h.layout(0, b)
 	if len(msg.New) != 0 || len(fds) != 0 || len(msg.Drop) != 0 {
 		t.Fatalf("the same buffers introduced again: %v %v", msg.New, msg.Drop)
 	}
 	bigger, _ := dev.Alloc(2 << 20)
 	b2 := fakeBatch(bigger)
+	b2.Buffer = 1
 	b2.Blocks[0].Src = append(b2.Blocks[0].Src, make([]int32, 1<<20)...) // the slot grows too
 	b2.Blocks[0].Dst = append(b2.Blocks[0].Dst, make([]int32, 1<<20)...)
 	msg, _, _ = h.layout(0, b2)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"gnnrun/cuda"
 	"gnnrun/graphio"
 )
 
@@ -359,5 +360,34 @@ func TestTrainBadInputUnderMPI(t *testing.T) {
 		{name: "not found", args: []string{"train", parts, "--batch-size", "8", "--", "/nonexistent/trainer"}, want: `trainer "/nonexistent/trainer"`},
 		{name: "eval mask", args: []string{"train", parts, "--batch-size", "8", "--eval", "nosuch_mask", "--", "true"}, want: "--eval nosuch_mask"},
 		{name: "eval every", args: []string{"train", parts, "--eval-every", "0", "--", "true"}, want: "--eval-every 0"},
+		{name: "device", args: []string{"train", parts, "--device", "tpu", "--", "true"}, want: `--device "tpu": want auto, cuda or cpu`},
 	})
+}
+
+// TestTrainNoGPUUnderMPI: --device cuda on a host without a usable GPU
+// fails at start, before any batch, in under 5 s, saying why (the
+// trainer's command is never run); auto falls back to the CPU.
+func TestTrainNoGPUUnderMPI(t *testing.T) {
+	needMPIRun(t)
+	if _, err := cuda.Probe(0); err == nil {
+		t.Skip("this host has a GPU")
+	}
+	parts := sampleDir(t, false)
+	mark := filepath.Join(t.TempDir(), "ran")
+	r := runGnnrun(t, 2, time.Minute, nil, "train", parts, "--fanouts", "4,3", "--batch-size", "8", "--device", "cuda", "--", "touch", mark)
+	if r.err == nil || !strings.Contains(r.stderr, "--device cuda: cuda:") || !strings.Contains(r.stderr, "no usable GPU") {
+		t.Fatalf("want a failure naming why there is no GPU, got %v", r)
+	}
+	if r.elapsed > 5*time.Second {
+		t.Errorf("took %v to fail (want < 5 s)", r.elapsed)
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Errorf("the trainer ran")
+	}
+	needPython(t, false)
+	r = mustRun(t, 1, "train", parts, "--fanouts", "4,3", "--batch-size", "8", "--epochs", "1", "--device", "auto", "--",
+		pythonBin, "-c", `import gnnrun; print("hello device", gnnrun.hello()["device"])`)
+	if !strings.Contains(r.stdout, "trainer's device cpu") || !strings.Contains(r.stdout, "hello device cpu") {
+		t.Errorf("auto without a GPU: want the trainer on cpu:\n%s", r.stdout)
+	}
 }
