@@ -23,6 +23,7 @@ With MIRROR=1 every loop asks for gnnrun.batches(device="cpu",
 mirror=True) (or the loader's): x is a persistent CPU tensor that each
 batch's update keeps equal to gnnrun's buffer, the GPU's code path; every
 batch checks it is not the shared buffer and equals it byte for byte.
+MIRROR=cuda does the same on the GPU (device="cuda"; make gpu-check).
 
 Every mode checks every batch's block 0 against the input's features
 ($FEAT, the input's feature chunks, in type-wise input IDs; gnnrun
@@ -47,8 +48,8 @@ rank = int(os.environ["RANK"])
 chunks = sorted((f for f in os.listdir(os.environ["FEAT"]) if f.startswith("feat-")), key=lambda f: int(f[5:-4]))
 feat = np.concatenate([np.load(os.path.join(os.environ["FEAT"], f)) for f in chunks])
 seen, bad_edges, accepted_writes, checked_edges = [], 0, 0, 0
-MIRROR = os.environ.get("MIRROR") == "1"
-device = {"device": "cpu", "mirror": True} if MIRROR else {}
+MIRROR = os.environ.get("MIRROR", "")  # "1": the CPU mirror; "cuda": the GPU's
+device = {"device": "cuda"} if MIRROR == "cuda" else {"device": "cpu", "mirror": True} if MIRROR else {}
 mirror_checked, mirror_bad = 0, []
 
 
@@ -58,10 +59,10 @@ def check_mirror(b):
     if b._dev_x is None:
         return
     x = b.torch().x
-    mine = x.as_subclass(__import__("torch").Tensor).numpy()
+    mine = x.as_subclass(__import__("torch").Tensor).cpu().numpy()
     if mine.shape != b.x.shape or not np.array_equal(mine.view(np.uint8), b.x.view(np.uint8)):
         mirror_bad.append("seq %d: the mirror's %s rows differ from the buffer's %s" % (b.seq, mine.shape, b.x.shape))
-    elif len(mine) and mine.ctypes.data == b.x.ctypes.data:
+    elif MIRROR != "cuda" and len(mine) and mine.ctypes.data == b.x.ctypes.data:
         mirror_bad.append("seq %d: x is the shared buffer, not the mirror" % b.seq)
     mirror_checked += 1
 
@@ -180,7 +181,7 @@ elif mode == "writes":
         accepted_writes += try_writes(b)
         record(b)
 elif mode == "switch":
-    host, mirrored = gnnrun.loader(), gnnrun.loader(device="cpu", mirror=True)
+    host, mirrored = gnnrun.loader(), gnnrun.loader(**device)
     for epoch in range(epochs):
         for b in (mirrored if epoch % 2 == 0 else host):
             record(b)
