@@ -21,10 +21,14 @@ on where the stream is.
 Block 0 follows DGL's and PyG's layout: ``x[:num_dst]`` are its
 destinations' rows, and edge i reads ``x[src[i]]`` and ``x[dst[i]]``.
 
-Nothing is copied on this side: ``batch.x`` is a read-only view of the
-device cache's buffer, and the other arrays are read-only views of a shared
-slot. A batch is valid until the next one is asked for or the loop that
-gave it ends (its memory is reused then: copy what must outlive it).
+On the host nothing is copied on this side: ``batch.x`` is a read-only
+view of the device cache's buffer, and the other arrays are read-only views
+of a shared slot. On a GPU (``gnnrun train --device``, or
+``batches(device="cuda")``) ``b.torch().x`` is a persistent device tensor
+per gnnrun buffer that each batch's update keeps equal to it, copying only
+the rows gnnrun copied (``gnnrun._device``). A batch is valid until the
+next one is asked for or the loop that gave it ends (its memory is reused
+then: copy what must outlive it).
 
 numpy is the only dependency; ``Batch.torch()`` needs torch.
 """
