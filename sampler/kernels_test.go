@@ -502,20 +502,22 @@ func TestKernelSampleLayer(t *testing.T) {
 	}
 }
 
-// servedArrays are what the harness reads of a served partition, copied
-// while it is served.
-type servedArrays struct {
-	v     *view
-	eids  []int64
-	etype []int16
+// servedBatches are batches the Go sampler drew over a served
+// one-partition graph, with what the kernels read of the partition,
+// copied while it was served.
+type servedBatches struct {
+	name    string
+	o       Options
+	v       *view
+	fanouts [][]int // [layer][etype]
+	batches map[int64]sampled
 }
 
-// Whole batches sampled layer by layer through the kernels over a served
-// one-partition graph (homogeneous, and with two edge types and per-type
-// fanouts) equal the Go sampler's for the same seed, epoch and batch:
-// every block's nodes, edges, edge IDs and types, which is all gnnrun
-// sample --dump writes of a node batch's blocks.
-func TestKernelBatchesEqualSampler(t *testing.T) {
+// servedCases are the batches the kernels must draw alike: 4 batches of 12
+// seeds under each of homogeneous and two-edge-type graphs, with and
+// without replacement, 2 and 3 layers, per-type fanouts (0 among them).
+func servedCases(t *testing.T) []servedBatches {
+	t.Helper()
 	cases := []struct {
 		hetero bool
 		o      Options
@@ -525,45 +527,59 @@ func TestKernelBatchesEqualSampler(t *testing.T) {
 		{true, Options{Fanouts: []int{4, 65}, EtypeFanouts: map[string][]int{"buys": {-1, 0}}}},
 		{true, Options{Fanouts: []int{3, 2, 2}, Replace: true}},
 	}
+	var out []servedBatches
 	for _, c := range cases {
 		c.o.Seed = 9
-		t.Run(fmt.Sprintf("hetero=%v/fanouts=%v/replace=%v", c.hetero, c.o.Fanouts, c.o.Replace), func(t *testing.T) {
-			f := testgraph.Get(t, testgraph.Spec{Hetero: c.hetero, K: 1})
-			var arr servedArrays
-			var fanouts [][]int
-			batches := map[int64]sampled{}
-			world(t, 1, func(comm *collective.Comm) error {
-				s, err := shard.Serve(comm, f.Parts)
+		sb := servedBatches{name: fmt.Sprintf("hetero=%v/fanouts=%v/replace=%v", c.hetero, c.o.Fanouts, c.o.Replace), o: c.o, batches: map[int64]sampled{}}
+		f := testgraph.Get(t, testgraph.Spec{Hetero: c.hetero, K: 1})
+		world(t, 1, func(comm *collective.Comm) error {
+			s, err := shard.Serve(comm, f.Parts)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			sm, err := New(comm, s, c.o)
+			if err != nil {
+				return err
+			}
+			defer sm.Close()
+			sb.v, sb.fanouts = copyView(sm.views[0]), sm.fanouts
+			for b := range int64(4) {
+				seeds := batchSeeds(b, s.Book.NumNodes())
+				blocks, err := sm.Sample(2, b, seeds, nil)
 				if err != nil {
 					return err
 				}
-				defer s.Close()
-				sm, err := New(comm, s, c.o)
-				if err != nil {
-					return err
-				}
-				defer sm.Close()
-				arr, fanouts = copyServed(sm.views[0]), sm.fanouts
-				for b := range int64(4) {
-					seeds := batchSeeds(b, s.Book.NumNodes())
-					blocks, err := sm.Sample(2, b, seeds, nil)
-					if err != nil {
-						return err
-					}
-					batches[b] = sampled{seeds: seeds, blocks: blocks}
-				}
-				return nil
-			})
+				sb.batches[b] = sampled{seeds: seeds, blocks: blocks}
+			}
+			return nil
+		})
+		out = append(out, sb)
+	}
+	return out
+}
+
+// key returns the key of batch b.
+func (sb *servedBatches) key(b int64) Key { return BatchKey(sb.o.Seed, 2, b) }
+
+// Whole batches sampled layer by layer through the kernels over a served
+// one-partition graph (homogeneous, and with two edge types and per-type
+// fanouts) equal the Go sampler's for the same seed, epoch and batch:
+// every block's nodes, edges, edge IDs and types, which is all gnnrun
+// sample --dump writes of a node batch's blocks.
+func TestKernelBatchesEqualSampler(t *testing.T) {
+	for _, sb := range servedCases(t) {
+		t.Run(sb.name, func(t *testing.T) {
 			// Layer by layer, every batch's in one run of the harness.
 			frontiers := map[int64][]int64{}
-			for b, s := range batches {
+			for b, s := range sb.batches {
 				frontiers[b] = s.seeds
 			}
-			for layer := range fanouts {
+			for layer := range sb.fanouts {
 				dirs := map[int64]string{}
 				var jobs []harnessJob
-				for b := range int64(len(batches)) {
-					dir, args := harnessLayer(t, arr.v, frontiers[b], fanouts[layer], c.o.Replace, BatchKey(c.o.Seed, 2, b), layer)
+				for b := range int64(len(sb.batches)) {
+					dir, args := harnessLayer(t, sb.v, frontiers[b], sb.fanouts[layer], sb.o.Replace, sb.key(b), layer)
 					dirs[b] = dir
 					jobs = append(jobs, harnessJob{"layer", dir, append(args, kernelOrders[b%2].args...)})
 				}
@@ -572,8 +588,10 @@ func TestKernelBatchesEqualSampler(t *testing.T) {
 						t.Fatalf("batch %d layer %d: harness says %q", i, layer, status)
 					}
 				}
-				for b, s := range batches {
-					got := arr.block(t, dirs[b], frontiers[b])
+				for b, s := range sb.batches {
+					d := dirs[b]
+					got := blockAt(sb.v, len(frontiers[b]), readHarness[int64](t, d, "nodes"), readHarness[int32](t, d, "bsrc"),
+						readHarness[int32](t, d, "bdst"), readHarness[int64](t, d, "pos"))
 					if !blocksEqual(got, s.blocks[len(s.blocks)-1-layer]) {
 						t.Fatalf("batch %d layer %d: the kernels' block differs from the sampler's", b, layer)
 					}
@@ -584,8 +602,8 @@ func TestKernelBatchesEqualSampler(t *testing.T) {
 	}
 }
 
-// copyServed copies what the harness reads of a view's partition.
-func copyServed(v *view) servedArrays {
+// copyView copies the arrays of a view's partition the kernels read.
+func copyView(v *view) *view {
 	p := *v.p
 	p.Local2Global = slices.Clone(p.Local2Global)
 	p.Indptr = slices.Clone(p.Indptr)
@@ -595,21 +613,17 @@ func copyServed(v *view) servedArrays {
 	if v.etypes <= 1 {
 		cv.tptr = p.Indptr
 	}
-	return servedArrays{v: cv, eids: p.EdgeIDs, etype: p.EdgeType}
+	return cv
 }
 
-// block reads the harness's layer in dir as a Block.
-func (a servedArrays) block(t *testing.T, dir string, frontier []int64) *Block {
-	t.Helper()
-	b := &Block{Nodes: readHarness[int64](t, dir, "nodes"), NumDst: len(frontier),
-		Src: readHarness[int32](t, dir, "bsrc"), Dst: readHarness[int32](t, dir, "bdst")}
-	for _, q := range readHarness[int64](t, dir, "pos") {
-		b.EIDs = append(b.EIDs, a.eids[q])
-		et := int16(0)
-		if a.v.etypes > 1 {
-			et = a.etype[q]
-		}
-		b.ETypes = append(b.ETypes, et)
+// blockAt is the Block of a layer the kernels compacted over v: its
+// nodes, its edges' block-local sources and destinations, and their CSC
+// positions, whose edge IDs and types it reads from v.
+func blockAt(v *view, numDst int, nodes []int64, src, dst []int32, pos []int64) *Block {
+	b := &Block{Nodes: nodes, NumDst: numDst, Src: src, Dst: dst}
+	for _, q := range pos {
+		b.EIDs = append(b.EIDs, v.p.EdgeIDs[q])
+		b.ETypes = append(b.ETypes, int16(v.edgeType(q)))
 	}
 	return b
 }
