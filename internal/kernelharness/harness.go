@@ -12,11 +12,13 @@ package kernelharness
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -38,11 +40,13 @@ func KernelDir() string {
 var (
 	mu    sync.Mutex
 	built = map[string]string{}
-	dir   string
 )
 
-// Build compiles harness name (cuda/kernels/harness/<name>.cc) once per
-// test process and returns the executable's path.
+// Build compiles harness name (cuda/kernels/harness/<name>.cc) and returns
+// the executable's path. Executables are kept in the user's cache
+// directory under a hash of the compiler, the flags and every kernel
+// source, so a rerun with unchanged sources builds nothing and a changed
+// source never runs a stale harness.
 func Build(t testing.TB, name string) string {
 	t.Helper()
 	mu.Lock()
@@ -54,24 +58,33 @@ func Build(t testing.TB, name string) string {
 	if _, err := exec.LookPath(cc); err != nil {
 		missing(t, fmt.Sprintf("%s is not installed (Debian: apt-get install clang-16 libclang-rt-16-dev, or make deps)", cc))
 	}
-	if dir == "" {
-		d, err := os.MkdirTemp("", "gnnrun-harness-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		dir = d
-	}
 	src := filepath.Join(KernelDir(), "harness", name+".cc")
-	out := filepath.Join(dir, name)
 	// clang (not clang++) links no C++ runtime, which UBSan's check of
 	// calls through function pointers (-fsanitize=function, every kernel
 	// launch) needs: its handler and the type information it compares.
-	cmd := exec.Command(cc, "-x", "c++", "-std=c++17", "-O1", "-g", "-fno-omit-frame-pointer",
+	flags := []string{"-x", "c++", "-std=c++17", "-O1", "-g", "-fno-omit-frame-pointer",
 		"-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-Wall", "-Werror",
-		"-I", KernelDir(), "-o", out, src, "-fsanitize-link-c++-runtime", "-lstdc++")
+		"-I", KernelDir(), src, "-fsanitize-link-c++-runtime", "-lstdc++"}
+	out, err := cachePath(name, cc, flags, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(out); err == nil {
+		built[name] = out
+		return out
+	}
+	// Built beside its place and renamed there, so that test processes
+	// building it at once (go test ./...) never run a half-written file.
+	tmp := fmt.Sprintf("%s.%d.tmp", out, os.Getpid())
+	cmd := exec.Command(cc, append(flags, "-o", tmp)...)
 	var msg bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &msg, &msg
-	if err := cmd.Run(); err != nil {
+	err = cmd.Run()
+	if err == nil {
+		err = os.Rename(tmp, out)
+	}
+	if err != nil {
+		os.Remove(tmp)
 		if bytes.Contains(msg.Bytes(), []byte("libclang_rt")) {
 			missing(t, "clang-16's sanitizer runtime is not installed (Debian: apt-get install libclang-rt-16-dev, or make deps)")
 		}
@@ -79,6 +92,38 @@ func Build(t testing.TB, name string) string {
 	}
 	built[name] = out
 	return out
+}
+
+// cachePath returns where harness name built by cc with flags from src
+// is kept: the user's cache directory (else the temporary one), under a
+// hash of the compiler, the flags, src and every source of the kernels.
+func cachePath(name, cc string, flags []string, src string) (string, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00", cc, strings.Join(flags, "\x00"))
+	files, err := filepath.Glob(filepath.Join(KernelDir(), "*"))
+	if err != nil {
+		return "", err
+	}
+	for _, f := range append(files, src) {
+		if ext := filepath.Ext(f); ext != ".cu" && ext != ".h" && ext != ".cuh" && ext != ".cc" {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return "", fmt.Errorf("kernelharness: %w", err)
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", filepath.Base(f), len(b))
+		h.Write(b)
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = os.TempDir()
+	}
+	dir = filepath.Join(dir, "gnnrun", "harness")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("kernelharness: %w", err)
+	}
+	return filepath.Join(dir, fmt.Sprintf("%s-%x", name, h.Sum(nil)[:8])), nil
 }
 
 func missing(t testing.TB, why string) {
