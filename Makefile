@@ -14,7 +14,7 @@ PYTHON ?= /usr/bin/python3
 CLANG ?= clang-16
 export OMPI_MCA_btl ?= self,vader,tcp
 
-.PHONY: all deps kernels build build-nompi build-nompi-cuda test unit test-launchers demo bench bench-alltoall bench-pack bench-ingest bench-partition bench-dispatch bench-sample bench-loader bench-train bench-accuracy lint clean
+.PHONY: all deps kernels build build-nompi build-nompi-cuda gpu-check-build gpu-check test unit test-launchers demo bench bench-alltoall bench-pack bench-ingest bench-partition bench-dispatch bench-sample bench-loader bench-train bench-accuracy lint clean
 
 all: build
 
@@ -81,6 +81,33 @@ build-nompi:
 # library (it links only the C library, glibc 2.34 or later).
 build-nompi-cuda:
 	CGO_ENABLED=1 $(GO) build -tags nompi -o bin/gnnrun-nompi-cuda ./cmd/gnnrun
+
+# gpu-check-build builds what make gpu-check runs, for a GPU machine that
+# may have no Go and no MPI (copy the repository with its bin/ there):
+# gnnrun without MPI but with cgo (bin/gnnrun-nompi-cuda, as
+# build-nompi-cuda), bench/gpucheck, and the test binaries of ./cuda and
+# ./sampler, whose GPU tests it runs.
+gpu-check-build:
+	CGO_ENABLED=1 $(GO) build -tags nompi -o bin/gnnrun-nompi-cuda ./cmd/gnnrun
+	CGO_ENABLED=1 $(GO) build -tags nompi -o bin/gpucheck ./bench/gpucheck
+	CGO_ENABLED=1 $(GO) test -c -tags nompi -o bin/cuda.test ./cuda
+	CGO_ENABLED=1 $(GO) test -c -tags nompi -o bin/sampler.test ./sampler
+
+# gpu-check proves gnnrun on a GPU node (bench/gpucheck): the GPU tests, the
+# gather's bandwidth, loader --device cuda --verify, the trainer's GPU tensor
+# and GraphSAGE, GPU sampling; bench/results/gpu-check.{json,md}. It builds
+# first where Go is, else runs the binaries in bin/ as they are. Without a
+# GPU it stops at once, saying how to run it on one.
+gpu-check:
+	@if command -v $(GO) >/dev/null; then \
+		$(MAKE) --no-print-directory gpu-check-build || exit 1; \
+	else \
+		for b in bin/gpucheck bin/gnnrun-nompi-cuda; do \
+			[ -x $$b ] || { echo "gpu-check: $$b is missing and there is no Go here ($(GO)) to build it: run make gpu-check-build where Go is and copy bin/ with the repository"; exit 1; }; \
+		done; \
+		echo "gpu-check: no Go here: running the binaries in bin/ as they are"; \
+	fi
+	bin/gpucheck --gnnrun bin/gnnrun-nompi-cuda --python $(PYTHON) --out bench/results/gpu-check
 
 # test runs the unit tests, then the integration tests that run the built
 # binary under mpirun at 1, 2 and 4 ranks (and the build without MPI against
