@@ -69,7 +69,7 @@ func TestDryRun(t *testing.T) {
 		t.Errorf("passed %v, dry run %v", r.Passed, r.DryRun)
 	}
 	checkGather(t, r.Steps[2])
-	if f := r.Steps[4].Figures; len(f) < 4 || f[0].Value == 0 || !strings.Contains(f[0].Note, "wrong: 0") || f[2].Met == nil || f[3].Ratio == nil {
+	if f := r.Steps[4].Figures; len(f) < 4 || f[0].Value == 0 || !strings.Contains(f[0].Note, "wrong: 0") || f[2].Goal == "" || f[3].Ratio == nil {
 		t.Errorf("step 4's figures: %+v", f)
 	}
 	checkGPUSampling(t, o)
