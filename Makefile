@@ -97,7 +97,9 @@ gpu-check-build:
 # gather's bandwidth, loader --device cuda --verify, the trainer's GPU tensor
 # and GraphSAGE, GPU sampling; bench/results/gpu-check.{json,md}. It builds
 # first where Go is, else runs the binaries in bin/ as they are. Without a
-# GPU it stops at once, saying how to run it on one.
+# GPU it stops at once, saying how to run it on one. GPU_CHECK_FLAGS adds
+# bin/gpucheck's flags (e.g. --scale 18, --steps 2,4).
+GPU_CHECK_FLAGS ?=
 gpu-check:
 	@if command -v $(GO) >/dev/null; then \
 		$(MAKE) --no-print-directory gpu-check-build || exit 1; \
@@ -107,7 +109,7 @@ gpu-check:
 		done; \
 		echo "gpu-check: no Go here: running the binaries in bin/ as they are"; \
 	fi
-	bin/gpucheck --gnnrun bin/gnnrun-nompi-cuda --python $(PYTHON) --out bench/results/gpu-check
+	bin/gpucheck --gnnrun bin/gnnrun-nompi-cuda --python $(PYTHON) --out bench/results/gpu-check $(GPU_CHECK_FLAGS)
 
 # test runs the unit tests, then the integration tests that run the built
 # binary under mpirun at 1, 2 and 4 ranks (and the build without MPI against

@@ -118,7 +118,7 @@ func main() {
 	flag.StringVar(&o.tests, "tests", "", "the directory of cuda.test and sampler.test (default: --gnnrun's)")
 	flag.StringVar(&o.repo, "repo", ".", "the repository (cuda/, sampler/, examples/, cmd/gnnrun/testdata/)")
 	flag.BoolVar(&o.dryRun, "dry-run-host", false, "run what makes sense without a GPU, on the host backend (to test gpucheck itself)")
-	flag.IntVar(&o.scale, "scale", 14, "R-MAT scale of the graph of steps 3 to 5")
+	flag.IntVar(&o.scale, "scale", 16, "R-MAT scale of the graph of steps 3 to 5")
 	flag.IntVar(&o.tableMiB, "table-mib", 0, "step 2: MiB of the host table rows are gathered from (default 1024, 256 in a dry run; less when memory is short)")
 	flag.IntVar(&o.gatherMiB, "gather-mib", 0, "step 2: MiB gathered per operation (default 256, 64 in a dry run)")
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "the longest one command of a step may run")
