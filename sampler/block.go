@@ -1,10 +1,6 @@
 package sampler
 
-import (
-	"fmt"
-
-	"gnnrun/graph"
-)
+import "fmt"
 
 // Block is one layer of a mini-batch (DGL's message-flow graph): sampled
 // edges from source nodes into destination nodes. Nodes lists the source
@@ -29,35 +25,56 @@ func (b *Block) NumEdges() int { return len(b.Src) }
 
 // buildBlock turns the edges drawn for the destination nodes dst (the
 // edges of dst[i] are the counts[i] after those of dst[:i]) into a block,
-// numbering the sources in the order they first appear. ids is the batch's
-// scratch map.
-func buildBlock(dst []int64, counts []int32, e *edgeList, ids *graph.IDMap, orig bool) (*Block, error) {
+// numbering the sources in the order they first appear. The block takes
+// e's edge IDs, types and original edge IDs as they are (e.src is only
+// read). nb is the sampler's scratch.
+func buildBlock(dst []int64, counts []int32, e *edgeList, nb *numbering, orig bool) (*Block, error) {
 	ne := e.len()
 	b := &Block{NumDst: len(dst), Nodes: make([]int64, len(dst), len(dst)+ne),
-		Src: make([]int32, ne), Dst: make([]int32, ne), EIDs: append([]int64(nil), e.eid...), ETypes: append([]int16(nil), e.etype...)}
+		Src: make([]int32, ne), Dst: make([]int32, ne)}
+	b.EIDs, b.ETypes = taken(e.eid), taken(e.etype)
 	if orig {
-		b.OrigEIDs = append([]int64(nil), e.orig...)
-	}
-	copy(b.Nodes, dst)
-	ids.Reset(len(dst) + ne)
-	for i, v := range dst {
-		if _, had := ids.Insert(v, int32(i)); had {
-			return nil, fmt.Errorf("sampler: node %d appears twice among a block's destinations", v)
-		}
+		b.OrigEIDs = taken(e.orig)
 	}
 	k := 0
 	for i, c := range counts {
-		for range c {
-			s, had := ids.Insert(e.src[k], int32(len(b.Nodes)))
-			if !had {
-				b.Nodes = append(b.Nodes, e.src[k])
-			}
-			b.Src[k], b.Dst[k] = s, int32(i)
-			k++
+		if k+int(c) > ne {
+			break
 		}
+		for j := range int(c) {
+			b.Dst[k+j] = int32(i)
+		}
+		k += int(c)
 	}
-	if k != ne {
-		return nil, fmt.Errorf("sampler: %d edges drawn, the counts of the destinations add up to %d", ne, k)
+	if k != ne || k != sum(counts) {
+		return nil, fmt.Errorf("sampler: %d edges drawn, the counts of the destinations add up to %d", ne, sum(counts))
+	}
+	copy(b.Nodes, dst)
+	var twice int
+	if maxID := maxOf(dst, e.src); sortable(len(dst)+ne, maxID) {
+		b.Nodes, twice = nb.number(dst, e.src, b.Src, b.Nodes, maxID)
+	} else {
+		b.Nodes, twice = nb.numberByMap(dst, e.src, b.Src, b.Nodes)
+	}
+	if twice >= 0 {
+		return nil, fmt.Errorf("sampler: node %d appears twice among a block's destinations", dst[twice])
 	}
 	return b, nil
+}
+
+func sum(counts []int32) int {
+	n := 0
+	for _, c := range counts {
+		n += int(c)
+	}
+	return n
+}
+
+// taken is s as a block holds it: nil when empty, else capped, so that
+// appending to it never writes past it.
+func taken[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return s[:len(s):len(s)]
 }

@@ -27,6 +27,24 @@ type chooser struct {
 	cand  []int64   // candidate positions of a weighted draw
 	cum   []float64 // their cumulative weights
 	keyed keyHeap   // the k smallest keys of a weighted draw
+	draws []uint64  // the draws of a uniform choice
+}
+
+// drawBuf returns the chooser's buffer for k draws.
+func (c *chooser) drawBuf(k int) []uint64 {
+	if cap(c.draws) < k {
+		c.draws = make([]uint64, k)
+	}
+	return c.draws[:k]
+}
+
+// fillDraws returns draws 0..k-1 of d.
+func fillDraws[D drawer](c *chooser, d D, k int) []uint64 {
+	buf := c.drawBuf(k)
+	for i := range buf {
+		buf[i] = d.Uint64(uint32(i))
+	}
+	return buf
 }
 
 // floydBitmapFrom is the fanout above which Floyd's algorithm tests
@@ -50,26 +68,45 @@ func choose[D drawer](c *chooser, d D, n int64, fanout int, replace bool, w []fl
 		return out
 	case fanout < 0 || (!replace && int64(fanout) >= m):
 		return appendRange(out, 0, m, skip)
-	case replace:
-		start := len(out)
-		for i := range fanout {
-			out = append(out, int64(Below(d.Uint64(uint32(i)), uint64(m))))
-		}
-		slices.Sort(out[start:])
-		mapSkipped(out[start:], skip)
-		return out
 	}
 	start := len(out)
-	out = append(out, floyd(c, d, m, fanout)...)
+	out = choosePositions(c, fillDraws(c, d, fanout), m, replace, out)
 	mapSkipped(out[start:], skip)
 	return out
 }
 
-// floyd returns k distinct indices of [0, m), ascending, uniformly among
-// all k-subsets, with k draws (Floyd's algorithm: for j = m-k .. m-1 draw
-// t in [0, j]; take t, or j when t is taken already). Draw i decides the
-// index taken at j = m-k+i.
-func floyd[D drawer](c *chooser, d D, m int64, k int) []int64 {
+// chooseStream is choose's uniform draws of fanout of n positions (fewer
+// than n without replacement) with nothing skipped, from a Stream: its
+// Philox outputs computed in one loop of independent calls, which the CPU
+// overlaps, before the choice's branches use them (and no interface
+// value, so the stream stays on its caller's stack).
+func chooseStream(c *chooser, s *Stream, n int64, fanout int, replace bool, out []int64) []int64 {
+	draws := c.drawBuf(fanout)
+	s.fill(draws)
+	return choosePositions(c, draws, n, replace, out)
+}
+
+// choosePositions appends the positions of [0, m) the draws choose: one
+// per draw with replacement, ascending; without, Floyd's len(draws)
+// distinct ones.
+func choosePositions(c *chooser, draws []uint64, m int64, replace bool, out []int64) []int64 {
+	if !replace {
+		return append(out, floyd(c, draws, m)...)
+	}
+	start := len(out)
+	for _, u := range draws {
+		out = append(out, int64(Below(u, uint64(m))))
+	}
+	slices.Sort(out[start:])
+	return out
+}
+
+// floyd returns k = len(draws) distinct indices of [0, m), ascending,
+// uniformly among all k-subsets (Floyd's algorithm: for j = m-k .. m-1
+// draw t in [0, j]; take t, or j when t is taken already). Draw i decides
+// the index taken at j = m-k+i.
+func floyd(c *chooser, draws []uint64, m int64) []int64 {
+	k := len(draws)
 	c.set = c.set[:0]
 	useBits := k > floydBitmapFrom
 	if useBits {
@@ -84,9 +121,9 @@ func floyd[D drawer](c *chooser, d D, m int64, k int) []int64 {
 		}
 		return slices.Contains(c.set, x)
 	}
-	for i := range k {
+	for i, u := range draws {
 		j := m - int64(k) + int64(i)
-		t := int64(Below(d.Uint64(uint32(i)), uint64(j+1)))
+		t := int64(Below(u, uint64(j+1)))
 		if has(t) {
 			t = j
 		}

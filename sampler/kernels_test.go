@@ -213,7 +213,7 @@ func TestKernelCompact(t *testing.T) {
 	var todo []job
 	var jobs []harnessJob
 	for _, c := range compactCases() {
-		var ids graph.IDMap
+		var ids numbering
 		want, err := buildBlock(c.dst, c.counts, &edgeList{src: c.src}, &ids, false)
 		if (err != nil) != c.duplicate {
 			t.Fatalf("%s: buildBlock: %v", c.name, err)
@@ -409,7 +409,7 @@ func sampleGoLayer(t *testing.T, v *view, frontier []int64, fanouts []int, repla
 		e.eid = append(e.eid, v.p.EdgeIDs[q])
 	}
 	e.src = g.src
-	var ids graph.IDMap
+	var ids numbering
 	var err error
 	if g.block, err = buildBlock(frontier, g.counts, &e, &ids, false); err != nil {
 		t.Fatal(err)

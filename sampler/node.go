@@ -160,7 +160,7 @@ func (d *nodeDraws) positions(v *view, local, node int64, key Key, layer int, ex
 			}
 		} else {
 			st := NewStream(key, ForNeighbors, Lane(layer, t), node)
-			pos = choose(&d.ch, &st, n, f, d.replace, nil, nil, pos)
+			pos = chooseStream(&d.ch, &st, n, f, d.replace, pos)
 			for k := start; k < len(pos); k++ {
 				pos[k] += a
 			}

@@ -2,6 +2,7 @@ package sampler
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"gnnrun/collective"
@@ -25,6 +26,7 @@ type Sampler struct {
 	o       Options
 	fanouts [][]int // [layer][etype]
 	views   []*view // per partition: its view when served here
+	table   *edgeTable
 	draws   nodeDraws
 	remote  remoteDraws
 	stats   Stats
@@ -35,11 +37,14 @@ type Sampler struct {
 	labelShape []int64      // ... and row shape
 
 	// per-batch scratch
-	ids              graph.IDMap
-	lpos             []int64 // local positions of a layer, in frontier order
-	lpart, ltype     []int16 // ... their partitions and edge types
+	ids              graph.IDMap // a link batch's seeds
+	numbering        numbering
+	lpos             []int64 // edge table entries of a layer's local draws, in frontier order
+	lpart, ltype     []int16 // ... their partitions (with Options.OrigEIDs) and edge types
 	local, far, all  edgeList
 	localAt, farAt   []int32 // per frontier node: its first edge in local or far, or -1
+	chunkPart        [rangeChunk]int32
+	sink             int64 // what touchRanges reads, kept so that it reads
 	counts, farCount []int32
 	farNodes         []int64
 	farParts         []int
@@ -91,7 +96,9 @@ func New(c *collective.Comm, s *shard.Served, o Options) (*Sampler, error) {
 	if err := collective.Agree(c, err); err != nil {
 		return nil, err
 	}
+	sm.table = acquireEdgeTable(s)
 	if sm.c, err = c.Dup(); err != nil {
+		releaseEdgeTable(s)
 		return nil, err
 	}
 	switch o.Transport {
@@ -161,6 +168,10 @@ func (s *Sampler) Close() error {
 	if s.c != nil {
 		keep(s.c.Free())
 	}
+	if s.table != nil {
+		releaseEdgeTable(s.served)
+		s.table = nil
+	}
 	return first
 }
 
@@ -225,77 +236,122 @@ func (s *Sampler) layer(epoch int, batch int64, key Key, layer int, frontier []i
 	s.stats.RemoteNodes += int64(len(s.farNodes))
 	if len(s.farNodes) == 0 {
 		// Every node was drawn here, in frontier order already.
-		return buildBlock(frontier, s.counts, &s.local, &s.ids, s.o.OrigEIDs)
+		return buildBlock(frontier, s.counts, &s.local, &s.numbering, s.o.OrigEIDs)
 	}
 	s.mergeInOrder(frontier)
-	return buildBlock(frontier, s.counts, &s.all, &s.ids, s.o.OrigEIDs)
+	return buildBlock(frontier, s.counts, &s.all, &s.numbering, s.o.OrigEIDs)
 }
 
-// localPositions draws the CSC positions of the frontier's nodes this rank
-// serves, in frontier order, into s.lpos (with each one's partition and
-// edge type), and lists the others in s.farNodes.
+// localPositions draws the edges of the frontier's nodes this rank
+// serves, in frontier order, into s.lpos as edge table entries (with each
+// one's edge type, and its partition when original edge IDs are read), and
+// lists the others in s.farNodes. It goes chunk by chunk: first the
+// chunk's partitions and a read of each local node's indptr entry, loads
+// the CPU keeps many of in flight, then the draws, which find them in the
+// cache (each node's draws branch too much for the CPU to run ahead to the
+// next node's indptr).
 func (s *Sampler) localPositions(key Key, layer int, frontier []int64) error {
-	book := s.served.Book
 	s.lpos, s.lpart, s.ltype = s.lpos[:0], s.lpart[:0], s.ltype[:0]
-	for i, v := range frontier {
-		if v < 0 || v >= book.NumNodes() {
-			return fmt.Errorf("sampler: node %d outside the graph's [0, %d)", v, book.NumNodes())
+	for c := 0; c < len(frontier); c += rangeChunk {
+		chunk := frontier[c:min(c+rangeChunk, len(frontier))]
+		if err := s.touchRanges(chunk); err != nil {
+			return err
 		}
-		part := book.Part(v)
-		vw := s.views[part]
-		if vw == nil {
-			s.localAt[i] = -1
-			s.farNodes, s.farParts = append(s.farNodes, v), append(s.farParts, part)
-			continue
+		for j, v := range chunk {
+			s.localNode(c+j, v, int(s.chunkPart[j]), key, layer)
 		}
-		start := len(s.lpos)
-		s.localAt[i] = int32(start)
-		s.lpos, s.ltype = s.draws.positions(vw, v-vw.p.Lo, v, key, layer, s.excl[v], s.lpos, s.ltype)
-		for range len(s.lpos) - start {
-			s.lpart = append(s.lpart, int16(part))
-		}
-		s.counts[i] = int32(len(s.lpos) - start)
 	}
 	return nil
 }
 
-// readLocal reads the sources and edge IDs of the local positions into
-// s.local. Each pass is a tight loop of independent loads, one array at a
-// time, as the random-access limit the benchmark compares with: the CPU
-// keeps many of its cache misses in flight, which a loop reading every
-// array of one edge in turn does not.
+// rangeChunk is the frontier nodes whose indptr entries are read ahead of
+// their draws: their cache lines stay in L1.
+const rangeChunk = 256
+
+// touchRanges checks the chunk's nodes, puts their partitions in
+// s.chunkPart and reads the indptr entry of the local ones.
+func (s *Sampler) touchRanges(chunk []int64) error {
+	book := s.served.Book
+	var sink int64
+	for j, v := range chunk {
+		if v < 0 || v >= book.NumNodes() {
+			return fmt.Errorf("sampler: node %d outside the graph's [0, %d)", v, book.NumNodes())
+		}
+		part := book.Part(v)
+		s.chunkPart[j] = int32(part)
+		if vw := s.views[part]; vw != nil {
+			sink += vw.tptr[(v-vw.p.Lo)*int64(max(vw.etypes, 1))]
+		}
+	}
+	s.sink += sink
+	return nil
+}
+
+// localNode draws frontier node i, v of partition part, when it is local,
+// and lists it as far otherwise.
+func (s *Sampler) localNode(i int, v int64, part int, key Key, layer int) {
+	vw := s.views[part]
+	if vw == nil {
+		s.localAt[i] = -1
+		s.farNodes, s.farParts = append(s.farNodes, v), append(s.farParts, part)
+		return
+	}
+	start := len(s.lpos)
+	s.localAt[i] = int32(start)
+	s.lpos, s.ltype = s.draws.positions(vw, v-vw.p.Lo, v, key, layer, s.excl[v], s.lpos, s.ltype)
+	base := s.table.base[part]
+	for k := start; k < len(s.lpos); k++ {
+		s.lpos[k] += base
+	}
+	if s.o.OrigEIDs {
+		for range len(s.lpos) - start {
+			s.lpart = append(s.lpart, int16(part))
+		}
+	}
+	s.counts[i] = int32(len(s.lpos) - start)
+}
+
+// readLocal reads the sources and edge IDs of the local draws from the
+// edge table into s.local: one pass of independent loads, which the CPU
+// keeps many of in flight. When every node of the layer is local, s.local
+// becomes the block's edges as it is (its edge IDs and types are new
+// slices, not scratch).
 func (s *Sampler) readLocal() {
 	n := len(s.lpos)
 	s.local.src = growInt64(s.local.src, n)
-	s.local.eid = growInt64(s.local.eid, n)
-	s.local.etype = append(s.local.etype[:0], s.ltype...)
-	for k, q := range s.lpos {
-		s.local.src[k] = s.views[s.lpart[k]].p.Index(q)
-	}
-	for k, q := range s.lpos {
-		s.local.eid[k] = s.views[s.lpart[k]].p.EdgeIDs[q]
-	}
-	for k, l := range s.local.src {
-		p := s.views[s.lpart[k]].p
-		if l < p.NumInner {
-			s.local.src[k] = p.Lo + l
-		} else {
-			s.local.src[k] = p.Local2Global[l]
+	s.local.eid, s.local.etype = make([]int64, n), slices.Clone(s.ltype)
+	t, src, eid := s.table, s.local.src, s.local.eid
+	if t.wide {
+		for k, i := range s.lpos {
+			src[k], eid[k] = int64(t.words[2*i]), int64(t.words[2*i+1])
+		}
+	} else {
+		sh, m := t.shift, t.mask
+		for k, i := range s.lpos {
+			w := t.words[i]
+			src[k], eid[k] = int64(w>>sh), int64(w&m)
 		}
 	}
-	s.local.orig = s.local.orig[:0]
+	s.local.orig = nil
 	if s.o.OrigEIDs {
-		s.local.orig = growInt64(s.local.orig, n)
-		for k, q := range s.lpos {
-			s.local.orig[k] = s.views[s.lpart[k]].p.OrigEIDs[q]
+		s.local.orig = make([]int64, n)
+		for k, i := range s.lpos {
+			part := s.lpart[k]
+			s.local.orig[k] = s.views[part].p.OrigEIDs[i-t.base[part]]
 		}
 	}
 }
 
 // mergeInOrder puts the local and remote edges of the frontier's nodes
-// together in frontier order, and the count of each node's edges.
+// together in frontier order, into new slices of s.all (the block's), and
+// the count of each node's edges.
 func (s *Sampler) mergeInOrder(frontier []int64) {
-	s.all.reset()
+	n := s.local.len() + s.far.len()
+	s.all.src = growInt64(s.all.src, n)[:0]
+	s.all.eid, s.all.etype, s.all.orig = make([]int64, 0, n), make([]int16, 0, n), nil
+	if s.o.OrigEIDs {
+		s.all.orig = make([]int64, 0, n)
+	}
 	f, farAt := 0, int32(0)
 	for i := range frontier {
 		src, at, n := &s.local, s.localAt[i], s.counts[i]

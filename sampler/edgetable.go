@@ -1,0 +1,114 @@
+package sampler
+
+import (
+	"math/bits"
+	"sync"
+
+	"gnnrun/shard"
+)
+
+// edgeTable is the in-edges of the partitions a rank serves laid out for
+// the sampler: the in-edge at CSC position q of partition p is entry
+// base[p]+q, which holds its source's and its own global ID, so an edge
+// drawn costs one random read where the partition's files take three (the
+// local source, the halo source's global ID, the edge ID). An entry is
+// one word, source<<shift | edge ID, when the graph's node and edge IDs
+// fit 64 bits together (2^30 nodes and 2^34 edges do), else two words.
+// It costs 8 (or 16) bytes per edge of the served partitions, once per
+// rank: the samplers of a rank share it.
+type edgeTable struct {
+	words []uint64
+	wide  bool // two words an entry: source, edge ID
+	shift uint
+	mask  uint64
+	base  []int64 // per partition ID: its first entry, or -1 when not served
+}
+
+// at returns the global source and edge IDs of entry i.
+func (t *edgeTable) at(i int64) (src, eid int64) {
+	if t.wide {
+		return int64(t.words[2*i]), int64(t.words[2*i+1])
+	}
+	w := t.words[i]
+	return int64(w >> t.shift), int64(w & t.mask)
+}
+
+// newEdgeTable lays out the in-edges of the partitions s serves.
+func newEdgeTable(s *shard.Served) *edgeTable {
+	n, m := s.Book.NumNodes(), s.Book.NumEdges()
+	eb := uint(bits.Len64(uint64(max(m-1, 0))))
+	t := &edgeTable{shift: eb, mask: 1<<eb - 1, base: make([]int64, s.Config.NumParts)}
+	t.wide = eb+uint(bits.Len64(uint64(max(n-1, 0)))) > 64
+	for q := range t.base {
+		t.base[q] = -1
+	}
+	var total int64
+	for _, p := range s.Parts {
+		t.base[p.ID] = total
+		total += p.NumEdges()
+	}
+	stride := int64(1)
+	if t.wide {
+		stride = 2
+	}
+	t.words = make([]uint64, total*stride)
+	for _, p := range s.Parts {
+		t.fill(p, t.words[t.base[p.ID]*stride:(t.base[p.ID]+p.NumEdges())*stride])
+	}
+	return t
+}
+
+// fill writes partition p's entries into w.
+func (t *edgeTable) fill(p *shard.Partition, w []uint64) {
+	for q := range p.NumEdges() {
+		l := p.Index(q)
+		src := p.Lo + l
+		if l >= p.NumInner {
+			src = p.Local2Global[l]
+		}
+		if t.wide {
+			w[2*q], w[2*q+1] = uint64(src), uint64(p.EdgeIDs[q])
+		} else {
+			w[q] = uint64(src)<<t.shift | uint64(p.EdgeIDs[q])
+		}
+	}
+}
+
+// The edge tables of the served sets of the samplers open in this
+// process, with the number of samplers using each.
+var edgeTables struct {
+	sync.Mutex
+	of map[*shard.Served]*sharedTable
+}
+
+type sharedTable struct {
+	t    *edgeTable
+	refs int
+}
+
+// acquireEdgeTable returns the edge table of s, made on first use.
+func acquireEdgeTable(s *shard.Served) *edgeTable {
+	edgeTables.Lock()
+	defer edgeTables.Unlock()
+	if edgeTables.of == nil {
+		edgeTables.of = map[*shard.Served]*sharedTable{}
+	}
+	st := edgeTables.of[s]
+	if st == nil {
+		st = &sharedTable{t: newEdgeTable(s)}
+		edgeTables.of[s] = st
+	}
+	st.refs++
+	return st.t
+}
+
+// releaseEdgeTable drops a sampler's use of the edge table of s.
+func releaseEdgeTable(s *shard.Served) {
+	edgeTables.Lock()
+	defer edgeTables.Unlock()
+	if st := edgeTables.of[s]; st != nil {
+		if st.refs--; st.refs == 0 {
+			delete(edgeTables.of, s)
+		}
+	}
+}
