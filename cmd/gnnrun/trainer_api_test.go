@@ -29,6 +29,7 @@ type apiRun struct {
 		BytesCopied int64 `json:"bytes_copied"`
 		BytesFull   int64 `json:"bytes_full"`
 		BytesHot    int64 `json:"bytes_hot"`
+		Ahead       int   `json:"fetched_ahead"`
 	}
 	Ended float64 `json:"ended"`
 	// BytesToDevice is gnnrun's bytes_to_device for the rank (--report).
@@ -215,6 +216,7 @@ func TestTrainerBatchesReadOnlyUnderMPI(t *testing.T) {
 func TestTrainerMirrorUnderMPI(t *testing.T) {
 	needPython(t, true)
 	parts, feat := apiGraph(t)
+	ahead := 0
 	for _, np := range []int{1, 2} {
 		var want [][]string
 		for _, mode := range []string{"loader", "break", "exception", "context", "switch"} {
@@ -227,6 +229,7 @@ func TestTrainerMirrorUnderMPI(t *testing.T) {
 					t.Errorf("%s: the stream differs from the epoch loop's", w)
 				}
 				checkMirror(t, w, r, mode == "switch")
+				ahead += r.Stats.Ahead
 			}
 			if want == nil {
 				for _, r := range runs {
@@ -235,6 +238,10 @@ func TestTrainerMirrorUnderMPI(t *testing.T) {
 			}
 		}
 	}
+	if ahead == 0 { // the trainer checks each batch for longer than gnnrun takes to send the next
+		t.Errorf("no batch was fetched ahead in any run")
+	}
+	t.Logf("%d batches fetched ahead", ahead)
 }
 
 // checkMirror checks one rank's mirror: every batch (every other epoch's

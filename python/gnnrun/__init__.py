@@ -36,6 +36,7 @@ numpy is the only dependency; ``Batch.torch()`` needs torch.
 import json
 import mmap
 import os
+import select
 import signal
 import socket
 import sys
@@ -332,6 +333,7 @@ class _Channel:
         self.maps = {}
         self.wait = self.handoff = 0.0
         self.count = 0
+        self.ahead = 0  # batches fetched ahead
         self.held = []  # (slot, seq) of the batches handed out and not released, oldest first
         self.current = None  # the batch handed out last, by any pass
         self.pending = None  # a batch fetched ahead, not handed out yet
@@ -412,6 +414,10 @@ class _Channel:
         except OSError as e:
             raise GnnrunGone("gnnrun: the gnnrun rank feeding this trainer is gone (%s)" % e) from None
 
+    def sent(self):
+        """Whether a message waits on the socket (the next one is at hand)."""
+        return bool(select.select([self.sock], [], [], 0)[0])
+
     def release_current(self):
         """Releases the batch handed out last (its device's trainer stream
         marks the end of its use first)."""
@@ -484,9 +490,9 @@ class _Pass:
     the end of the run (or, for one epoch, after the epoch's last batch),
     and releases the batch it gave last when asked for the next, when it
     stops, when closed, or when dropped (``break``, an exception). On a
-    device it fetches the next batch ahead, so that batch's copy runs
-    while the trainer's work on this one does; a batch fetched ahead
-    stays for the next pass."""
+    device it fetches the next batch ahead when gnnrun has sent it, so
+    that batch's copy runs while the trainer's work on this one does; a
+    batch fetched ahead stays for the next pass."""
 
     def __init__(self, one_epoch, device=None, mirror=False):
         self.ch = _get()
@@ -512,8 +518,12 @@ class _Pass:
             self.done = True
         ch.current = self.mine = b
         if self.side is not None:
-            if not self.done and ch.pending is None:
+            # Fetch the next batch ahead only if gnnrun has sent it: waiting
+            # here would hold this batch back until gnnrun refilled the
+            # buffer just released.
+            if not self.done and ch.pending is None and ch.sent():
                 ch.pending = ch.take(self.side)
+                ch.ahead += ch.pending is not None
             self.side.ready(b)
         return b
 
@@ -580,7 +590,8 @@ def batches(device=None, mirror=False):
 
 def stats():
     """This trainer's side of the hand-off: batches, seconds waiting for
-    them (wait_s), seconds turning messages into views (handoff_s), and
+    them (wait_s), seconds turning messages into views (handoff_s),
+    batches a device pass fetched ahead (fetched_ahead), and
     per device a pass used (devices: {name: {...}}): bytes_copied and
     rows_copied (host rows copied into the mirrors for the batches'
     updates: gnnrun's bytes_to_device when every batch was taken on that
@@ -588,7 +599,7 @@ def stats():
     copied after batches taken elsewhere), update_s (host seconds
     applying updates)."""
     ch = _get()
-    out = {"batches": ch.count, "wait_s": ch.wait, "handoff_s": ch.handoff,
+    out = {"batches": ch.count, "wait_s": ch.wait, "handoff_s": ch.handoff, "fetched_ahead": ch.ahead,
            "devices": {str(d): s.stats() for d, s in ch.sides.items()}}
     if len(ch.sides) == 1:
         out.update(next(iter(ch.sides.values())).stats())

@@ -23,8 +23,10 @@ On a GPU the updates run on a side stream:
    for before the batch is handed out (``wait_event``: the host does not
    block).
 
-The client fetches one batch ahead, so batch i+1's update is queued while
-the trainer's kernels of batch i still run. With ``device="cpu",
+The client fetches one batch ahead when gnnrun has sent it, so batch
+i+1's update is queued while the trainer's kernels of batch i still run
+(it never waits for one: gnnrun may need the buffer just released to make
+it). With ``device="cpu",
 mirror=True`` the same code keeps the mirror in CPU memory, synchronously:
 that is how the tests prove, batch by batch, that a mirror equals gnnrun's
 buffer and that it copied exactly ``bytes_to_device``.
