@@ -53,14 +53,14 @@ func Build(c *collective.Comm, in Input) (*DistGraph, BuildStats, error) {
 	}
 	n := in.N
 	even := graph.EvenBook(n, c.Size())
+	local := localArcs{in: in, book: even, rank: c.Rank()}
 	arcs, err := shipArcs(c, in, even)
 	if err != nil {
 		return nil, st, err
 	}
-	in = Input{} // let the input's arrays go if the caller dropped them
 	runtime.GC()
-	rows := mergeArcs(arcs, even.Bounds[c.Rank()], even.Size(c.Rank()), &st)
-	arcs = nil
+	rows := mergeArcs(arcs, local, even.Bounds[c.Rank()], even.Size(c.Rank()), &st)
+	arcs, local, in = nil, localArcs{}, Input{} // let the input's arrays go if the caller dropped them
 	runtime.GC()
 	if err := sumStats(c, &st); err != nil {
 		return nil, st, err
@@ -97,8 +97,10 @@ func checkInput(c *collective.Comm, in Input) error {
 }
 
 // shipArcs sends every arc to the owner of its tail under book and returns
-// the arcs received, by source.
+// the arcs received, by source; the arcs this rank owns stay in the input
+// (see localArcs), and its own slice of the result is empty.
 func shipArcs(c *collective.Comm, in Input, book graph.Book) ([][]arc, error) {
+	me := c.Rank()
 	counts := make([]int, c.Size())
 	for i := range in.Src {
 		counts[book.Owner(in.Src[i])]++
@@ -106,6 +108,7 @@ func shipArcs(c *collective.Comm, in Input, book graph.Book) ([][]arc, error) {
 			counts[book.Owner(in.Dst[i])]++
 		}
 	}
+	counts[me] = 0
 	send := make([][]arc, c.Size())
 	for j, k := range counts {
 		send[j] = make([]arc, 0, k)
@@ -116,38 +119,99 @@ func shipArcs(c *collective.Comm, in Input, book graph.Book) ([][]arc, error) {
 			w = in.Weight[i]
 		}
 		s, d := in.Src[i], in.Dst[i]
-		if in.Symmetric {
-			send[book.Owner(s)] = append(send[book.Owner(s)], inArc(s, d, w))
-			continue
+		if os := book.Owner(s); os != me {
+			if in.Symmetric {
+				send[os] = append(send[os], inArc(s, d, w))
+				continue
+			}
+			send[os] = append(send[os], arc{s, d, w})
 		}
-		send[book.Owner(s)] = append(send[book.Owner(s)], arc{s, d, w})
-		send[book.Owner(d)] = append(send[book.Owner(d)], inArc(d, s, w))
+		if od := book.Owner(d); !in.Symmetric && od != me {
+			send[od] = append(send[od], inArc(d, s, w))
+		}
 	}
 	return collective.Exchange(c, send)
 }
 
-// mergeArcs merges the arcs of the n vertices from lo into rows, dropping
-// self loops and zero weights and summing parallel arcs, and counts the
-// in-degrees the arcs mark.
-func mergeArcs(parts [][]arc, lo, n int64, st *BuildStats) rows {
+// localArcs are the arcs of a rank's own input edges whose tail the rank
+// owns: Build places them from the input straight into its rows instead of
+// copying them into 24-byte arcs and sending them to itself. On one rank
+// that is every arc, 800 MB fewer bytes touched on R-MAT scale 20 (33M
+// arcs); the same partition, and Build's stage on the planted one went
+// from 4.2-6.6 s to 2.2-3.8 s at np = 1, 7.4-12.3 s to 3.0-3.4 s at np = 2
+// (a loaded 2-core machine, runs taking turns).
+type localArcs struct {
+	in   Input
+	book graph.Book
+	rank int
+}
+
+// all yields the arcs, encoded as shipArcs sends them (see inArc).
+func (l localArcs) all(yield func(arc) bool) {
+	in := l.in
+	for i := range in.Src {
+		w := int64(1)
+		if in.Weight != nil {
+			w = in.Weight[i]
+		}
+		s, d := in.Src[i], in.Dst[i]
+		if l.book.Owner(s) == l.rank {
+			a := inArc(s, d, w)
+			if !in.Symmetric {
+				a = arc{s, d, w}
+			}
+			if !yield(a) {
+				return
+			}
+		}
+		if !in.Symmetric && l.book.Owner(d) == l.rank && !yield(inArc(d, s, w)) {
+			return
+		}
+	}
+}
+
+// decodeArc returns a with its weight decoded and 1 if it came marked as
+// the reverse of an input edge (see inArc), else 0.
+func decodeArc(a arc) (arc, int64) {
+	if a.W < 0 {
+		a.W = -a.W - 1
+		return a, 1
+	}
+	return a, 0
+}
+
+// mergeArcs merges the arcs of the n vertices from lo, those received and
+// the rank's own, into rows, dropping self loops and zero weights and
+// summing parallel arcs, and counts the in-degrees the arcs mark.
+func mergeArcs(parts [][]arc, local localArcs, lo, n int64, st *BuildStats) rows {
 	indeg := make([]int64, n)
+	count := func(a arc) arc {
+		a, in := decodeArc(a)
+		indeg[a.From-lo] += in
+		switch {
+		case a.From == a.To:
+			st.SelfLoops += in
+		case a.W == 0:
+			st.ZeroWeights += in
+		}
+		return a
+	}
 	for _, p := range parts {
 		for j, a := range p {
-			in := int64(0)
-			if a.W < 0 {
-				in, a.W = 1, -a.W-1
-				p[j].W = a.W
-			}
-			indeg[a.From-lo] += in
-			switch {
-			case a.From == a.To:
-				st.SelfLoops += in
-			case a.W == 0:
-				st.ZeroWeights += in
+			p[j] = count(a)
+		}
+	}
+	for a := range local.all {
+		count(a)
+	}
+	decoded := func(yield func(arc) bool) {
+		for a := range local.all {
+			if a, _ := decodeArc(a); !yield(a) {
+				return
 			}
 		}
 	}
-	r, merged := rowsFromArcs(lo, n, parts)
+	r, merged := rowsFromArcs(lo, n, parts, decoded)
 	st.Parallel += merged
 	r.indeg = indeg
 	return r

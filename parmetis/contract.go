@@ -155,7 +155,7 @@ func assembleCoarse(c *collective.Comm, book graph.Book, ncon int, weights [][]i
 			}
 		}
 	}
-	r, _ := rowsFromArcs(lo, n, arcs)
+	r, _ := rowsFromArcs(lo, n, arcs, nil)
 	cg, err := r.toGraph(c, book)
 	if err != nil {
 		return nil, nil, err

@@ -1,6 +1,9 @@
 package parmetis
 
-import "slices"
+import (
+	"iter"
+	"slices"
+)
 
 // rows is a CSR over a contiguous range of vertices with global neighbour
 // IDs: the neighbours of vertex lo+v are nbr[xadj[v]:xadj[v+1]].
@@ -16,12 +19,16 @@ type neighbour struct{ To, W int64 }
 
 // rowsFromArcs builds the rows of the n vertices from lo out of arcs that
 // arrived in any order, in several slices, which it consumes (each slice is
-// released once copied): a counting sort by tail into 16-byte neighbour
+// released once copied), and the arcs more yields (nil: none; it is
+// iterated twice): a counting sort by tail into 16-byte neighbour
 // entries, then a sort of each row by head, merging parallel arcs (summing
 // weights) and dropping self loops and zero weights in place. It returns how
 // many parallel arcs it merged. It runs in O(arcs log degree) without a
 // global sort, and holds at most the arcs plus their entries at once.
-func rowsFromArcs(lo, n int64, parts [][]arc) (rows, int64) {
+func rowsFromArcs(lo, n int64, parts [][]arc, more iter.Seq[arc]) (rows, int64) {
+	if more == nil {
+		more = func(func(arc) bool) {}
+	}
 	xadj := make([]int64, n+1)
 	total := 0
 	for _, p := range parts {
@@ -29,6 +36,10 @@ func rowsFromArcs(lo, n int64, parts [][]arc) (rows, int64) {
 		for _, a := range p {
 			xadj[a.From-lo+1]++
 		}
+	}
+	for a := range more {
+		total++
+		xadj[a.From-lo+1]++
 	}
 	for v := range n {
 		xadj[v+1] += xadj[v]
@@ -41,6 +52,10 @@ func rowsFromArcs(lo, n int64, parts [][]arc) (rows, int64) {
 			next[a.From-lo]++
 		}
 		parts[i] = nil
+	}
+	for a := range more {
+		nbr[next[a.From-lo]] = neighbour{a.To, a.W}
+		next[a.From-lo]++
 	}
 	var merged int64
 	var scratch []neighbour
