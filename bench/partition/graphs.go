@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"time"
 
 	"gnnrun/atomicfile"
 	"gnnrun/collective"
@@ -33,7 +34,7 @@ func load(path string) (*graph, error) {
 		}
 		g = &graph{n: r.Meta.TotalNodes(), src: r.Edges.Src, dst: r.Edges.Dst}
 		return nil
-	})
+	}, rank.Timeout(time.Hour))
 	return g, err
 }
 
@@ -71,14 +72,22 @@ func (g *graph) quality(partFile string, k int) (cut int64, imb float64, err err
 
 // rmat generates the R-MAT graph of the given scale (edge factor 16) with
 // gnnrun gen and writes it as a METIS file: symmetrised, without self loops
-// or duplicate edges, as the gpmetis measurements were made.
-func (b *bench) rmat(scale int) (string, error) {
-	dir := filepath.Join(b.tmp, fmt.Sprintf("rmat%d", scale))
+// or duplicate edges, as the gpmetis measurements were made. With
+// planted, 8 classes are planted as communities (gen --planted 0.7
+// --classes 8): the graphs whose coarsening finds the communities.
+func (b *bench) rmat(scale int, planted bool) (string, error) {
+	name := fmt.Sprintf("rmat%d", scale)
+	args := []string{"gen", "--scale", strconv.Itoa(scale), "--edge-factor", "16", "--seed", "1"}
+	if planted {
+		name += "p"
+		args = append(args, "--planted", "0.7", "--classes", "8")
+	}
+	dir := filepath.Join(b.tmp, name)
 	out := dir + ".graph"
 	if _, err := os.Stat(out); err == nil {
 		return out, nil
 	}
-	gen := exec.Command(b.bin, "gen", "--scale", strconv.Itoa(scale), "--edge-factor", "16", "--seed", "1", "--out", dir)
+	gen := exec.Command(b.bin, append(args, "--out", dir)...)
 	gen.Stderr = os.Stderr
 	if err := gen.Run(); err != nil {
 		return "", fmt.Errorf("gnnrun gen: %w", err)
@@ -90,7 +99,7 @@ func (b *bench) rmat(scale int) (string, error) {
 			return err
 		}
 		return writeMetis(out, r.Meta.TotalNodes(), r.Edges.Src, r.Edges.Dst)
-	})
+	}, rank.Timeout(time.Hour)) // scale 22: minutes
 	return out, err
 }
 

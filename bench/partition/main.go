@@ -22,7 +22,7 @@ import (
 )
 
 func main() {
-	graphs := flag.String("graphs", "4elt,finan512,wing,bcsstk33,rmat18", "Walshaw graph names (in -data) or rmatS for gnnrun gen at scale S")
+	graphs := flag.String("graphs", "4elt,finan512,wing,bcsstk33,rmat18", "Walshaw graph names (in -data), rmatS for gnnrun gen at scale S, rmatSp the same with 8 planted communities")
 	data := flag.String("data", "../shared/data/graphs", "directory of the Walshaw METIS files")
 	ks := flag.String("k", "2,8,32,64", "part counts")
 	nps := flag.String("np", "1,2,4", "rank counts")
@@ -31,13 +31,18 @@ func main() {
 	gp := flag.String("gpmetis", "gpmetis", "gpmetis binary")
 	tmp := flag.String("tmp", "bench/results/tmp/partition", "scratch directory (generated graphs are kept here)")
 	out := flag.String("out", "bench/results/partition", "results prefix: .md and .csv are written")
+	prepare := flag.Bool("prepare", false, "only write the graphs' METIS files and print their paths")
 	flag.Parse()
 	b := &bench{bin: *bin, gpmetis: *gp, tmp: *tmp, data: *data}
 	var err error
 	if b.ks, err = driver.Ints(*ks); err == nil {
 		b.nps, err = driver.Ints(*nps)
 	}
-	if err == nil {
+	switch {
+	case err != nil:
+	case *prepare:
+		err = b.prepare(strings.Split(*graphs, ","))
+	default:
 		err = b.run(strings.Split(*graphs, ","), *seeds, *out)
 	}
 	if err != nil {
@@ -51,14 +56,27 @@ type bench struct {
 	ks, nps                 []int
 }
 
+// prepare writes the METIS file of every graph and prints its path.
+func (b *bench) prepare(names []string) error {
+	for _, name := range names {
+		file, err := b.graphFile(name)
+		if err != nil {
+			return err
+		}
+		fmt.Println(file)
+	}
+	return nil
+}
+
 // graphFile returns the METIS file of a graph name, generating R-MAT graphs.
 func (b *bench) graphFile(name string) (string, error) {
 	if strings.HasPrefix(name, "rmat") {
-		scale, err := strconv.Atoi(strings.TrimPrefix(name, "rmat"))
+		spec, planted := strings.CutSuffix(strings.TrimPrefix(name, "rmat"), "p")
+		scale, err := strconv.Atoi(spec)
 		if err != nil {
-			return "", fmt.Errorf("graph %q: want rmatSCALE", name)
+			return "", fmt.Errorf("graph %q: want rmatSCALE, or rmatSCALEp for planted communities", name)
 		}
-		return b.rmat(scale)
+		return b.rmat(scale, planted)
 	}
 	path := filepath.Join(b.data, name+".graph")
 	if _, err := os.Stat(path); err != nil {
