@@ -3,6 +3,7 @@ package sampler
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"gnnrun/collective"
 )
@@ -15,11 +16,20 @@ import (
 //
 // A request to a rank is int64s: status, epoch, batch, layer, n, the n
 // nodes, m, and m exclusions of 4 (dst, etype, eid, src). The reply is the
-// status, then per node its edge count and edgeWidth values per edge.
+// status, the n nodes' edge counts, then the E edges' sources, their edge
+// IDs, their types and, when asked for, their original edge IDs, each a
+// flat run of E values: the owner reads them from its edge table in one
+// pass, and the asker copies each node's edges as runs.
 type alltoallDraws struct {
 	sm         *Sampler
 	send, back [][]int64
-	out        edgeList
+	// scratch of a layer
+	order   []int32 // per node asked, the rank asked
+	perRank []int   // nodes asked of each rank
+	excl    map[int64][]Exclusion
+	pos     []int64 // edge table entries drawn for the nodes asked of this rank
+	types   []int16
+	parts   []int16 // ... and their partitions, with Options.OrigEIDs
 }
 
 // The status word that leads every message.
@@ -32,8 +42,8 @@ var errPeerFailed = errors.New("sampler: another rank failed while sampling this
 
 func (a *alltoallDraws) close() error { return nil }
 
-// edgeWidth is the int64s of one edge in a reply: source, edge ID, type,
-// and the original edge ID when asked for.
+// edgeWidth is the runs of E values of a reply: sources, edge IDs, types,
+// and the original edge IDs when asked for.
 func (a *alltoallDraws) edgeWidth() int {
 	if a.sm.o.OrigEIDs {
 		return 4
@@ -43,17 +53,18 @@ func (a *alltoallDraws) edgeWidth() int {
 
 func (a *alltoallDraws) draw(epoch int, batch int64, layer int, nodes []int64, parts []int, excl map[int64][]Exclusion, out *edgeList, counts []int32, failed bool) ([]int32, error) {
 	sm := a.sm
-	n := sm.c.Size()
-	order := a.requests(epoch, batch, layer, nodes, parts, excl, failed)
+	a.requests(epoch, batch, layer, nodes, parts, excl, failed)
 	before := sm.c.Traffic()
 	asked, err := collective.Exchange(sm.c, a.send)
 	if err != nil {
 		return nil, err
 	}
+	t0 := time.Now()
 	answerErr := a.answer(asked)
 	if answerErr == nil && anyFailed(asked) {
 		answerErr = errPeerFailed
 	}
+	sm.stats.AnswerSeconds += time.Since(t0).Seconds()
 	got, err := collective.Exchange(sm.c, a.back)
 	if err != nil {
 		return nil, err
@@ -67,52 +78,59 @@ func (a *alltoallDraws) draw(epoch int, batch int64, layer int, nodes []int64, p
 	if anyFailed(got) {
 		return nil, errPeerFailed
 	}
-	return a.unpack(got, order, len(nodes), n, out, counts)
+	return a.unpack(got, out, counts)
 }
 
-// requests builds this rank's request to every rank and returns, per
-// node, the rank it was sent to.
-func (a *alltoallDraws) requests(epoch int, batch int64, layer int, nodes []int64, parts []int, excl map[int64][]Exclusion, failed bool) []int {
+// requests builds this rank's request to every rank into a.send, and
+// a.order, per node, the rank it is asked of.
+func (a *alltoallDraws) requests(epoch int, batch int64, layer int, nodes []int64, parts []int, excl map[int64][]Exclusion, failed bool) {
 	sm := a.sm
 	n := sm.c.Size()
 	if len(a.send) != n {
-		a.send, a.back = make([][]int64, n), make([][]int64, n)
+		a.send, a.back, a.perRank = make([][]int64, n), make([][]int64, n), make([]int, n)
 	}
 	status := int64(statusOK)
 	if failed {
 		status = statusFailed
 	}
-	order := make([]int, len(nodes))
-	perRank := make([][]int64, n)
-	for i, v := range nodes {
+	a.order = a.order[:0]
+	clear(a.perRank)
+	for i := range nodes {
 		r := sm.served.Server(parts[i])
-		order[i] = r
-		perRank[r] = append(perRank[r], v)
+		a.order = append(a.order, int32(r))
+		a.perRank[r]++
 	}
 	for r := range n {
-		m := append(a.send[r][:0], status, int64(epoch), batch, int64(layer), int64(len(perRank[r])))
-		m = append(m, perRank[r]...)
-		var xs []Exclusion
-		for _, v := range perRank[r] {
-			xs = append(xs, excl[v]...)
-		}
-		m = append(m, int64(len(xs)))
-		for _, x := range xs {
-			m = append(m, x.Dst, int64(x.EType), x.EID, x.Src)
-		}
-		a.send[r] = m
+		a.send[r] = append(a.send[r][:0], status, int64(epoch), batch, int64(layer), int64(a.perRank[r]))
 	}
-	return order
+	for i, v := range nodes {
+		a.send[a.order[i]] = append(a.send[a.order[i]], v)
+	}
+	for r := range n {
+		a.send[r] = append(a.send[r], 0) // the exclusions, counted below
+	}
+	if len(excl) > 0 {
+		for i, v := range nodes {
+			r := a.order[i]
+			for _, x := range excl[v] {
+				a.send[r] = append(a.send[r], x.Dst, int64(x.EType), x.EID, x.Src)
+			}
+		}
+		for r := range n {
+			m := a.send[r]
+			at := 5 + a.perRank[r]
+			m[at] = int64(len(m)-at-1) / 4
+		}
+	}
 }
 
 // answer draws the nodes each rank asked for into a.back; a malformed or
 // misdirected request is an error (still answered, with the failed status).
 func (a *alltoallDraws) answer(asked [][]int64) error {
-	w := a.edgeWidth()
 	var first error
 	for r, m := range asked {
 		reply := append(a.back[r][:0], statusOK)
-		err := a.answerOne(m, w, &reply)
+		err := a.answerOne(m, &reply)
 		if err != nil {
 			reply = append(reply[:0], statusFailed)
 			if first == nil {
@@ -124,7 +142,9 @@ func (a *alltoallDraws) answer(asked [][]int64) error {
 	return first
 }
 
-func (a *alltoallDraws) answerOne(m []int64, w int, reply *[]int64) error {
+// answerOne draws the nodes of request m as the local ones are: their
+// edge table entries first, then one pass reading them into the reply.
+func (a *alltoallDraws) answerOne(m []int64, reply *[]int64) error {
 	sm := a.sm
 	if len(m) < 6 {
 		return fmt.Errorf("request of %d values", len(m))
@@ -142,32 +162,78 @@ func (a *alltoallDraws) answerOne(m []int64, w int, reply *[]int64) error {
 	if xm < 0 || len(xs) != 4*xm {
 		return fmt.Errorf("malformed exclusions (%d announced, %d values)", xm, len(xs))
 	}
-	excl := map[int64][]Exclusion{}
+	clear(a.excl)
+	if xm > 0 && a.excl == nil {
+		a.excl = map[int64][]Exclusion{}
+	}
 	for i := range xm {
 		x := Exclusion{Dst: xs[4*i], EType: int(xs[4*i+1]), EID: xs[4*i+2], Src: xs[4*i+3]}
-		excl[x.Dst] = append(excl[x.Dst], x)
+		a.excl[x.Dst] = append(a.excl[x.Dst], x)
 	}
 	key := BatchKey(sm.o.Seed, epoch, batch)
-	book := sm.served.Book
-	for _, v := range nodes {
-		if v < 0 || v >= book.NumNodes() {
-			return fmt.Errorf("node %d outside the graph", v)
+	*reply = append(*reply, make([]int64, k)...)
+	counts := (*reply)[1:]
+	if err := a.positions(nodes, key, layer, counts); err != nil {
+		return err
+	}
+	*reply = a.readEdges(*reply)
+	return nil
+}
+
+// positions draws the nodes' edge table entries into a.pos (their types
+// into a.types, their partitions into a.parts) and each node's count into
+// counts, chunk by chunk as the local draws (Sampler.localPositions).
+func (a *alltoallDraws) positions(nodes []int64, key Key, layer int, counts []int64) error {
+	sm := a.sm
+	a.pos, a.types, a.parts = a.pos[:0], a.types[:0], a.parts[:0]
+	for c := 0; c < len(nodes); c += rangeChunk {
+		chunk := nodes[c:min(c+rangeChunk, len(nodes))]
+		if err := sm.touchRanges(chunk); err != nil {
+			return err
 		}
-		vw := sm.views[book.Part(v)]
-		if vw == nil {
-			return fmt.Errorf("node %d of partition %d, which this rank does not serve", v, book.Part(v))
-		}
-		a.out.reset()
-		sm.draws.draw(vw, v-vw.p.Lo, v, key, layer, excl[v], &a.out)
-		*reply = append(*reply, int64(a.out.len()))
-		for j := range a.out.len() {
-			*reply = append(*reply, a.out.src[j], a.out.eid[j], int64(a.out.etype[j]))
-			if w == 4 {
-				*reply = append(*reply, a.out.orig[j])
+		for j, v := range chunk {
+			part := int(sm.chunkPart[j])
+			vw := sm.views[part]
+			if vw == nil {
+				return fmt.Errorf("node %d of partition %d, which this rank does not serve", v, part)
 			}
+			start := len(a.pos)
+			a.pos, a.types = sm.draws.positions(vw, v-vw.p.Lo, v, key, layer, a.excl[v], a.pos, a.types)
+			base := sm.table.base[part]
+			for q := start; q < len(a.pos); q++ {
+				a.pos[q] += base
+			}
+			if sm.o.OrigEIDs {
+				for range len(a.pos) - start {
+					a.parts = append(a.parts, int16(part))
+				}
+			}
+			counts[c+j] = int64(len(a.pos) - start)
 		}
 	}
 	return nil
+}
+
+// readEdges appends the runs of the drawn edges' sources, edge IDs, types
+// (and original edge IDs) to reply.
+func (a *alltoallDraws) readEdges(reply []int64) []int64 {
+	sm := a.sm
+	e := len(a.pos)
+	at := len(reply)
+	reply = append(reply, make([]int64, a.edgeWidth()*e)...)
+	src, eid, typ := reply[at:at+e], reply[at+e:at+2*e], reply[at+2*e:at+3*e]
+	sm.table.read(a.pos, src, eid)
+	for i, t := range a.types {
+		typ[i] = int64(t)
+	}
+	if sm.o.OrigEIDs {
+		orig := reply[at+3*e:]
+		for i, q := range a.pos {
+			part := a.parts[i]
+			orig[i] = sm.views[part].p.OrigEIDs[q-sm.table.base[part]]
+		}
+	}
+	return reply
 }
 
 // anyFailed reports whether a message of any rank carries the failed
@@ -181,35 +247,51 @@ func anyFailed(msgs [][]int64) bool {
 	return false
 }
 
-// unpack appends the replies' edges in the order of the nodes asked for.
-func (a *alltoallDraws) unpack(got [][]int64, order []int, nodes, ranks int, out *edgeList, counts []int32) ([]int32, error) {
+// unpack appends the replies' edges in the order of the nodes asked for,
+// and each node's count to counts.
+func (a *alltoallDraws) unpack(got [][]int64, out *edgeList, counts []int32) ([]int32, error) {
 	w := a.edgeWidth()
-	at := make([]int, ranks)
-	for r := range at {
-		at[r] = 1 // after the status
+	type cursor struct {
+		count  []int64 // the counts not yet read
+		runs   [4][]int64
+		at, ne int
 	}
-	for i := range nodes {
-		r := order[i]
-		m := got[r]
-		if at[r] >= len(m) {
+	cur := make([]cursor, len(got))
+	for r, m := range got {
+		k := a.perRank[r]
+		if len(m) < 1+k {
 			return nil, fmt.Errorf("sampler: rank %d answered fewer nodes than asked", r)
 		}
-		c := int(m[at[r]])
-		at[r]++
-		if c < 0 || at[r]+c*w > len(m) {
-			return nil, fmt.Errorf("sampler: rank %d answered %d edges beyond its reply", r, c)
-		}
-		for j := range c {
-			e := m[at[r]+j*w:]
-			out.src = append(out.src, e[0])
-			out.eid = append(out.eid, e[1])
-			out.etype = append(out.etype, int16(e[2]))
-			if w == 4 {
-				out.orig = append(out.orig, e[3])
+		ne := 0
+		for _, c := range m[1 : 1+k] {
+			if c < 0 || c > int64(len(m)) {
+				return nil, fmt.Errorf("sampler: rank %d answered %d edges for a node", r, c)
 			}
+			ne += int(c)
 		}
-		at[r] += c * w
-		counts = append(counts, int32(c))
+		if len(m) != 1+k+w*ne {
+			return nil, fmt.Errorf("sampler: rank %d answered %d values for %d nodes and %d edges", r, len(m), k, ne)
+		}
+		cur[r] = cursor{count: m[1 : 1+k], ne: ne}
+		for j := range w {
+			cur[r].runs[j] = m[1+k+j*ne : 1+k+(j+1)*ne]
+		}
+	}
+	for _, r := range a.order {
+		c := &cur[r]
+		n := int(c.count[0])
+		c.count = c.count[1:]
+		lo, hi := c.at, c.at+n
+		out.src = append(out.src, c.runs[0][lo:hi]...)
+		out.eid = append(out.eid, c.runs[1][lo:hi]...)
+		for _, t := range c.runs[2][lo:hi] {
+			out.etype = append(out.etype, int16(t))
+		}
+		if w == 4 {
+			out.orig = append(out.orig, c.runs[3][lo:hi]...)
+		}
+		c.at = hi
+		counts = append(counts, int32(n))
 	}
 	return counts, nil
 }

@@ -33,6 +33,24 @@ func (t *edgeTable) at(i int64) (src, eid int64) {
 	return int64(w >> t.shift), int64(w & t.mask)
 }
 
+// read puts the global source and edge IDs of entries pos into src and
+// eid (as long as pos): one pass of independent loads, which the CPU keeps
+// many of in flight.
+func (t *edgeTable) read(pos, src, eid []int64) {
+	src, eid = src[:len(pos)], eid[:len(pos)]
+	if t.wide {
+		for k, i := range pos {
+			src[k], eid[k] = int64(t.words[2*i]), int64(t.words[2*i+1])
+		}
+		return
+	}
+	sh, m := t.shift, t.mask
+	for k, i := range pos {
+		w := t.words[i]
+		src[k], eid[k] = int64(w>>sh), int64(w&m)
+	}
+}
+
 // newEdgeTable lays out the in-edges of the partitions s serves.
 func newEdgeTable(s *shard.Served) *edgeTable {
 	n, m := s.Book.NumNodes(), s.Book.NumEdges()

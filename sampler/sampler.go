@@ -62,6 +62,10 @@ type Stats struct {
 	// Seconds drawing local nodes' edges, and in the remote step (the
 	// exchanges, or the one-sided reads, and what they wait for).
 	LocalSeconds, RemoteSeconds float64
+	// AnswerSeconds is the part of RemoteSeconds spent drawing the nodes
+	// other ranks asked of this one (alltoall); the rest is the
+	// exchanges, what they wait for, and the requests and replies.
+	AnswerSeconds float64
 }
 
 // remoteDraws samples frontier nodes whose partitions this rank does not
@@ -215,7 +219,10 @@ func (s *Sampler) layer(epoch int, batch int64, key Key, layer int, frontier []i
 	s.counts = grow32(s.counts, len(frontier))
 	t0 := time.Now()
 	err := s.localPositions(key, layer, frontier)
-	s.readLocal()
+	allLocal := len(s.farNodes) == 0
+	if allLocal {
+		s.readLocal()
+	}
 	// Every rank takes part in the remote step, failed or not, so none is
 	// left waiting in a collective; the error is reported after it.
 	if err != nil {
@@ -224,8 +231,9 @@ func (s *Sampler) layer(epoch int, batch int64, key Key, layer int, frontier []i
 	t1 := time.Now()
 	var remoteErr error
 	s.farCount, remoteErr = s.remote.draw(epoch, batch, layer, s.farNodes, s.farParts, s.excl, &s.far, s.farCount[:0], err != nil)
+	t2 := time.Now()
 	s.stats.LocalSeconds += t1.Sub(t0).Seconds()
-	s.stats.RemoteSeconds += time.Since(t1).Seconds()
+	s.stats.RemoteSeconds += t2.Sub(t1).Seconds()
 	if err == nil {
 		err = remoteErr
 	}
@@ -234,11 +242,12 @@ func (s *Sampler) layer(epoch int, batch int64, key Key, layer int, frontier []i
 	}
 	s.stats.LocalNodes += int64(len(frontier) - len(s.farNodes))
 	s.stats.RemoteNodes += int64(len(s.farNodes))
-	if len(s.farNodes) == 0 {
+	if allLocal {
 		// Every node was drawn here, in frontier order already.
 		return buildBlock(frontier, s.counts, &s.local, &s.numbering, s.o.OrigEIDs)
 	}
 	s.mergeInOrder(frontier)
+	s.stats.LocalSeconds += time.Since(t2).Seconds()
 	return buildBlock(frontier, s.counts, &s.all, &s.numbering, s.o.OrigEIDs)
 }
 
@@ -312,61 +321,68 @@ func (s *Sampler) localNode(i int, v int64, part int, key Key, layer int) {
 }
 
 // readLocal reads the sources and edge IDs of the local draws from the
-// edge table into s.local: one pass of independent loads, which the CPU
-// keeps many of in flight. When every node of the layer is local, s.local
-// becomes the block's edges as it is (its edge IDs and types are new
-// slices, not scratch).
+// edge table into s.local, when every node of the layer is local: one
+// pass of independent loads, which the CPU keeps many of in flight, and
+// s.local becomes the block's edges as it is (its edge IDs and types are
+// new slices, not scratch). With remote nodes, mergeInOrder reads them
+// after the remote step, into their place among the remote ones.
 func (s *Sampler) readLocal() {
 	n := len(s.lpos)
 	s.local.src = growInt64(s.local.src, n)
 	s.local.eid, s.local.etype = make([]int64, n), slices.Clone(s.ltype)
-	t, src, eid := s.table, s.local.src, s.local.eid
-	if t.wide {
-		for k, i := range s.lpos {
-			src[k], eid[k] = int64(t.words[2*i]), int64(t.words[2*i+1])
-		}
-	} else {
-		sh, m := t.shift, t.mask
-		for k, i := range s.lpos {
-			w := t.words[i]
-			src[k], eid[k] = int64(w>>sh), int64(w&m)
-		}
-	}
+	s.table.read(s.lpos, s.local.src, s.local.eid)
 	s.local.orig = nil
 	if s.o.OrigEIDs {
 		s.local.orig = make([]int64, n)
-		for k, i := range s.lpos {
-			part := s.lpart[k]
-			s.local.orig[k] = s.views[part].p.OrigEIDs[i-t.base[part]]
-		}
+		s.readOrig(s.lpos, s.lpart, s.local.orig)
 	}
 }
 
 // mergeInOrder puts the local and remote edges of the frontier's nodes
 // together in frontier order, into new slices of s.all (the block's), and
-// the count of each node's edges.
+// the count of each node's edges: the local ones read from the edge table
+// straight into their place (no list of their own to copy), the remote
+// ones copied from s.far.
 func (s *Sampler) mergeInOrder(frontier []int64) {
-	n := s.local.len() + s.far.len()
-	s.all.src = growInt64(s.all.src, n)[:0]
-	s.all.eid, s.all.etype, s.all.orig = make([]int64, 0, n), make([]int16, 0, n), nil
+	n := len(s.lpos) + s.far.len()
+	all := &s.all
+	all.src = growInt64(all.src, n)
+	all.eid, all.etype, all.orig = make([]int64, n), make([]int16, n), nil
 	if s.o.OrigEIDs {
-		s.all.orig = make([]int64, 0, n)
+		all.orig = make([]int64, n)
 	}
-	f, farAt := 0, int32(0)
+	k, f, farAt := 0, 0, 0
 	for i := range frontier {
-		src, at, n := &s.local, s.localAt[i], s.counts[i]
-		if at < 0 {
-			src, at, n = &s.far, farAt, s.farCount[f]
-			farAt += n
-			f++
-			s.counts[i] = n
+		if at := int(s.localAt[i]); at >= 0 {
+			c := int(s.counts[i])
+			s.table.read(s.lpos[at:at+c], all.src[k:], all.eid[k:])
+			copy(all.etype[k:k+c], s.ltype[at:at+c])
+			if s.o.OrigEIDs {
+				s.readOrig(s.lpos[at:at+c], s.lpart[at:at+c], all.orig[k:k+c])
+			}
+			k += c
+			continue
 		}
-		s.all.src = append(s.all.src, src.src[at:at+n]...)
-		s.all.eid = append(s.all.eid, src.eid[at:at+n]...)
-		s.all.etype = append(s.all.etype, src.etype[at:at+n]...)
+		c := int(s.farCount[f])
+		f++
+		s.counts[i] = int32(c)
+		copy(all.src[k:k+c], s.far.src[farAt:farAt+c])
+		copy(all.eid[k:k+c], s.far.eid[farAt:farAt+c])
+		copy(all.etype[k:k+c], s.far.etype[farAt:farAt+c])
 		if s.o.OrigEIDs {
-			s.all.orig = append(s.all.orig, src.orig[at:at+n]...)
+			copy(all.orig[k:k+c], s.far.orig[farAt:farAt+c])
 		}
+		farAt += c
+		k += c
+	}
+}
+
+// readOrig puts the original edge IDs of edge table entries pos (of
+// partitions parts) into orig.
+func (s *Sampler) readOrig(pos []int64, parts []int16, orig []int64) {
+	for k, i := range pos {
+		part := parts[k]
+		orig[k] = s.views[part].p.OrigEIDs[i-s.table.base[part]]
 	}
 }
 

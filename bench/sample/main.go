@@ -43,6 +43,7 @@ func main() {
 	var w workerOptions
 	flag.StringVar(&w.parts, "parts-dir", "", "worker: partition directory")
 	flag.StringVar(&w.transport, "transport", "alltoall", "worker: alltoall or rma")
+	flag.StringVar(&w.cpuProfile, "cpuprofile", "", "worker: write each rank's CPU profile of the timed batches to PREFIX.<rank>")
 	flag.Parse()
 	switch {
 	case *worker:

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"gnnrun/collective"
@@ -14,6 +15,7 @@ import (
 
 type workerOptions struct {
 	parts, transport, fanouts string
+	cpuProfile                string
 	batch, batches            int
 }
 
@@ -25,6 +27,7 @@ type workerResult struct {
 	RemoteNodes []int64   `json:"remote_nodes"` // ... at or from other ranks
 	LocalSecs   []float64 `json:"local_secs"`   // drawing the local ones
 	RemoteSecs  []float64 `json:"remote_secs"`  // in the remote step
+	AnswerSecs  []float64 `json:"answer_secs"`  // ... drawing other ranks' nodes (alltoall)
 	Bytes       []int64   `json:"bytes"`        // sent and received for remote nodes
 	LimitSecs   []float64 `json:"limit_secs"`   // the random-access loop
 	LimitReads  []int64   `json:"limit_reads"`  // indices entries it read
@@ -130,9 +133,12 @@ func runWorker(o workerOptions) error {
 		}
 	}
 	before := sm.Stats()
-	var visits []visit
+	var dsts []destinations
 	var secs float64
-	var localEdges int64
+	stop, err := startProfile(o.cpuProfile, c.Rank())
+	if err != nil {
+		return err
+	}
 	for _, t := range tasks[warm : warm+o.batches] {
 		t0 := time.Now()
 		b, err := sm.SampleTask(t)
@@ -140,17 +146,21 @@ func runWorker(o workerOptions) error {
 		if err != nil {
 			return err
 		}
-		var n int64
-		visits, n = localVisits(s, b, visits)
-		localEdges += n
+		// Only what the limit loop needs is kept here, and its visits
+		// are listed after the timed batches: the other ranks wait on
+		// this one's time between batches.
+		dsts = appendDestinations(dsts, b)
 	}
+	stop()
 	st := sm.Stats()
+	visits, localEdges := localVisits(s, dsts)
 	limitSecs, reads := limitLoop(s, visits, false)
 	limitEIDSecs, _ := limitLoop(s, visits, true)
 	mine := workerResult{Secs: []float64{secs}, Edges: []int64{st.Edges - before.Edges},
 		LocalNodes: []int64{st.LocalNodes - before.LocalNodes}, RemoteNodes: []int64{st.RemoteNodes - before.RemoteNodes},
 		LocalSecs: []float64{st.LocalSeconds - before.LocalSeconds}, RemoteSecs: []float64{st.RemoteSeconds - before.RemoteSeconds},
-		Bytes: []int64{st.Sent + st.Received - before.Sent - before.Received}, LimitSecs: []float64{limitSecs},
+		AnswerSecs: []float64{st.AnswerSeconds - before.AnswerSeconds},
+		Bytes:      []int64{st.Sent + st.Received - before.Sent - before.Received}, LimitSecs: []float64{limitSecs},
 		LimitReads: []int64{reads}, LimitEIDSecs: []float64{limitEIDSecs}, LocalEdges: []int64{localEdges}, Batches: o.batches}
 	all, err := gather(c, mine)
 	if err != nil {
@@ -185,17 +195,32 @@ func touch(s *shard.Served) byte {
 	return x
 }
 
-// localVisits appends the local destination nodes of every block of b
-// with the number of edges drawn for each, and returns how many edges that
-// is.
-func localVisits(s *shard.Served, b *sampler.Batch, visits []visit) ([]visit, int64) {
-	var edges int64
+// destinations is one block's destination nodes and the number of edges
+// drawn for each.
+type destinations struct {
+	nodes  []int64
+	counts []int32
+}
+
+// appendDestinations appends the destinations of every block of b.
+func appendDestinations(dsts []destinations, b *sampler.Batch) []destinations {
 	for _, bl := range b.Blocks {
 		counts := make([]int32, bl.NumDst)
 		for _, d := range bl.Dst {
 			counts[d]++
 		}
-		for i, v := range bl.Nodes[:bl.NumDst] {
+		dsts = append(dsts, destinations{bl.Nodes[:bl.NumDst], counts})
+	}
+	return dsts
+}
+
+// localVisits returns the local destination nodes of the blocks with the
+// number of edges drawn for each, and how many edges that is.
+func localVisits(s *shard.Served, dsts []destinations) ([]visit, int64) {
+	var visits []visit
+	var edges int64
+	for _, d := range dsts {
+		for i, v := range d.nodes {
 			q := s.Book.Part(v)
 			p := s.Local(q)
 			if p == nil {
@@ -205,8 +230,8 @@ func localVisits(s *shard.Served, b *sampler.Batch, visits []visit) ([]visit, in
 			for s.Parts[k].ID != q {
 				k++
 			}
-			visits = append(visits, visit{part: k, local: v - p.Lo, count: counts[i]})
-			edges += int64(counts[i])
+			visits = append(visits, visit{part: k, local: v - p.Lo, count: d.counts[i]})
+			edges += int64(d.counts[i])
 		}
 	}
 	return visits, edges
@@ -251,8 +276,8 @@ func limitLoop(s *shard.Served, visits []visit, eids bool) (float64, int64) {
 // rank 0.
 func gather(c *collective.Comm, r workerResult) (workerResult, error) {
 	out := workerResult{Batches: r.Batches}
-	fl := [][]float64{r.Secs, r.LocalSecs, r.RemoteSecs, r.LimitSecs, r.LimitEIDSecs}
-	dst := []*[]float64{&out.Secs, &out.LocalSecs, &out.RemoteSecs, &out.LimitSecs, &out.LimitEIDSecs}
+	fl := [][]float64{r.Secs, r.LocalSecs, r.RemoteSecs, r.AnswerSecs, r.LimitSecs, r.LimitEIDSecs}
+	dst := []*[]float64{&out.Secs, &out.LocalSecs, &out.RemoteSecs, &out.AnswerSecs, &out.LimitSecs, &out.LimitEIDSecs}
 	for i, v := range fl {
 		all, _, err := collective.Allgatherv(c, v)
 		if err != nil {
@@ -270,4 +295,21 @@ func gather(c *collective.Comm, r workerResult) (workerResult, error) {
 		*idst[i] = all
 	}
 	return out, nil
+}
+
+// startProfile starts this rank's CPU profile into prefix.<rank> when a
+// prefix is given, and returns what stops it.
+func startProfile(prefix string, rank int) (func(), error) {
+	if prefix == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(fmt.Sprintf("%s.%d", prefix, rank))
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
