@@ -15,15 +15,20 @@ import (
 // shard.Served.Slot); the owners' CPUs take no part, and no other rank
 // waits on this one. Per layer it reads, in rounds of batched gets: each
 // remote node's typed indptr entries; the whole in-edge ranges of the
-// nodes whose plan needs them (weights, exclusions); then the sources and
-// edge IDs at the positions drawn, and the global IDs of halo sources. It
-// plans the draws with the same code and inputs as the owner would.
+// nodes whose plan needs them (weights, exclusions); then the entries of
+// the owners' edge tables at the positions drawn (global source and edge
+// ID in one), with the original edge IDs when asked for. It plans the
+// draws with the same code and inputs as the owner would.
 type rmaDraws struct {
 	sm                            *Sampler
 	stride                        int // typed indptr entries per node: max(edge types, 1)
 	wSize                         int // bytes of one weight: 4 or 8
 	tptr, idx, l2g, eids, orig, w []rank.Window
-	slots                         int
+	// table is every rank's edge table exposed (the same window for every
+	// slot), tableBase per partition its first entry in its server's.
+	table     []rank.Window
+	tableBase []int64
+	slots     int
 	// scratch of a layer
 	ptr   []int64 // per node, its stride+1 typed indptr entries
 	full  []*rmaNode
@@ -90,7 +95,39 @@ func newRMADraws(sm *Sampler) (*rmaDraws, error) {
 			}
 		}
 	}
+	if err := r.exposeTable(); err != nil {
+		r.close()
+		return nil, err
+	}
 	return r, nil
+}
+
+// exposeTable exposes this rank's edge table, from which a drawn edge's
+// global source and edge ID are one read (the partition's arrays take
+// two, and a third of local2global for a halo source); it is collective.
+func (r *rmaDraws) exposeTable() error {
+	sm := r.sm
+	k := len(sm.table.base)
+	all, _, err := collective.Allgatherv(sm.c, sm.table.base)
+	if err != nil {
+		return err
+	}
+	if len(all) != k*sm.c.Size() {
+		return fmt.Errorf("sampler: %d edge table bases from %d ranks of %d partitions", len(all), sm.c.Size(), k)
+	}
+	r.tableBase = make([]int64, k)
+	for q := range r.tableBase {
+		r.tableBase[q] = all[sm.served.Server(q)*k+q]
+	}
+	w, err := sm.c.CreateWindow(graph.AsBytes(sm.table.words))
+	if err != nil {
+		return err
+	}
+	r.table = make([]rank.Window, r.slots)
+	for slot := range r.table {
+		r.table[slot] = w
+	}
+	return w.LockAll()
 }
 
 // exposed returns the bytes of array k (in arrays' order) of view v.
@@ -130,6 +167,15 @@ func (r *rmaDraws) close() error {
 			}
 		}
 		*ws = nil
+	}
+	if len(r.table) > 0 {
+		if err := r.table[0].UnlockAll(); err != nil && first == nil {
+			first = err
+		}
+		if err := r.table[0].Free(); err != nil && first == nil {
+			first = err
+		}
+		r.table = nil
 	}
 	return first
 }
@@ -350,8 +396,9 @@ func (r *rmaDraws) readRanges(nodes []int64, parts []int, layer int, excl [][]Ex
 	return nil
 }
 
-// materialize reads the sources, edge IDs (and original edge IDs) of the
-// positions drawn, and appends the edges to out in order. A node's
+// materialize reads the sources and edge IDs (one entry of the owner's
+// edge table) and the original edge IDs of the positions drawn, and
+// appends the edges to out in order. A node's
 // distinct positions come in ascending order; those less than spanGap
 // apart are read as one span, one block of a read: a node with up to a
 // few hundred in-edges costs one block per array, not one per edge drawn
@@ -384,29 +431,29 @@ func (r *rmaDraws) materialize(at []drawn, out *edgeList) error {
 		}
 		upos, spanOf = append(upos, d.pos), append(spanOf, int32(len(spans)-1))
 	}
-	eight := func(int) int { return 8 }
-	arrays := []spanRead{{win: r.eids, size: eight}, {win: r.idx, size: r.indexSize}}
+	entry := 8
+	if sm.table.wide {
+		entry = 16
+	}
+	arrays := []spanRead{{win: r.table, size: func(int) int { return entry }, base: r.tableBase}}
 	if sm.o.OrigEIDs {
-		arrays = append(arrays, spanRead{win: r.orig, size: eight})
+		arrays = append(arrays, spanRead{win: r.orig, size: func(int) int { return 8 }})
 	}
 	if err := r.readSpans(arrays, spans); err != nil {
 		return err
 	}
-	vals := make([][]int64, len(arrays))
-	for j := range arrays {
-		vals[j] = arrays[j].pick(spans, spanOf, upos)
-	}
-	eids, srcs := vals[0], vals[1]
-	if err := r.globalSources(spans, spanOf, srcs); err != nil {
-		return err
+	srcs, eids := arrays[0].entries(sm.table, spans, spanOf, upos)
+	var orig []int64
+	if sm.o.OrigEIDs {
+		orig = arrays[1].pick(spans, spanOf, upos)
 	}
 	for k, d := range at {
 		u := slot[k]
 		out.src = append(out.src, srcs[u])
 		out.eid = append(out.eid, eids[u])
 		out.etype = append(out.etype, d.etype)
-		if sm.o.OrigEIDs {
-			out.orig = append(out.orig, vals[2][u])
+		if orig != nil {
+			out.orig = append(out.orig, orig[u])
 		}
 	}
 	return nil
@@ -426,10 +473,12 @@ type posSpan struct {
 func (s posSpan) end() int64 { return s.start + int64(s.n) }
 
 // spanRead is the read of one array at every span: its windows, its
-// element size per partition, and the bytes read per span.
+// element size per partition, the element where each partition starts
+// (nil: 0), and the bytes read per span.
 type spanRead struct {
 	win  []rank.Window
 	size func(part int) int
+	base []int64
 	raw  [][]byte
 }
 
@@ -440,8 +489,11 @@ func (r *rmaDraws) readSpans(arrays []spanRead, spans []posSpan) error {
 		a := &arrays[j]
 		a.raw = make([][]byte, len(spans))
 		for k, sp := range spans {
-			es := a.size(sp.part)
-			gets = append(gets, rangeGet{part: sp.part, win: a.win, off: sp.start * int64(es), n: sp.n * es, into: &a.raw[k]})
+			es, first := a.size(sp.part), sp.start
+			if a.base != nil {
+				first += a.base[sp.part]
+			}
+			gets = append(gets, rangeGet{part: sp.part, win: a.win, off: first * int64(es), n: sp.n * es, into: &a.raw[k]})
 		}
 	}
 	return r.getRanges(gets)
@@ -463,47 +515,20 @@ func (a *spanRead) pick(spans []posSpan, spanOf []int32, upos []int64) []int64 {
 	return out
 }
 
-// globalSources turns the sources read at the distinct positions (local
-// IDs of their spans' partitions) into global IDs: inner ones by the
-// partition's range, halo ones by a read of the owner's local2global,
-// once per distinct (partition, local ID).
-func (r *rmaDraws) globalSources(spans []posSpan, spanOf []int32, srcs []int64) error {
-	book := r.sm.served.Book
-	type key struct {
-		part  int
-		local int64
-	}
-	first := map[key]int{}
-	var ps []int
-	var offs []int64
-	slotOf := make([]int, len(srcs)) // per source: its read, or -1 when inner
-	for u, l := range srcs {
-		part := spans[spanOf[u]].part
-		lo, hi := book.PartRange(part)
-		if l < hi-lo {
-			srcs[u] = lo + l
-			slotOf[u] = -1
+// entries returns the global sources and edge IDs of the edge table
+// entries read at every distinct position.
+func (a *spanRead) entries(t *edgeTable, spans []posSpan, spanOf []int32, upos []int64) (srcs, eids []int64) {
+	srcs, eids = make([]int64, len(upos)), make([]int64, len(upos))
+	for u, q := range upos {
+		raw, i := a.raw[spanOf[u]], q-spans[spanOf[u]].start
+		if t.wide {
+			srcs[u], eids[u] = int64(binary.LittleEndian.Uint64(raw[16*i:])), int64(binary.LittleEndian.Uint64(raw[16*i+8:]))
 			continue
 		}
-		k := key{part, l}
-		j, ok := first[k]
-		if !ok {
-			j = len(ps)
-			first[k] = j
-			ps, offs = append(ps, part), append(offs, l*8)
-		}
-		slotOf[u] = j
+		w := binary.LittleEndian.Uint64(raw[8*i:])
+		srcs[u], eids[u] = int64(w>>t.shift), int64(w&t.mask)
 	}
-	got := make([]int64, len(ps))
-	if err := r.reads.gather(r, r.l2g, ps, offs, 8, graph.AsBytes(got)); err != nil {
-		return err
-	}
-	for u, j := range slotOf {
-		if j >= 0 {
-			srcs[u] = got[j]
-		}
-	}
-	return nil
+	return srcs, eids
 }
 
 // indexSize returns the bytes of one source index of partition q.
