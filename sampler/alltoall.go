@@ -198,16 +198,7 @@ func (a *alltoallDraws) positions(nodes []int64, key Key, layer int, counts []in
 				return fmt.Errorf("node %d of partition %d, which this rank does not serve", v, part)
 			}
 			start := len(a.pos)
-			a.pos, a.types = sm.draws.positions(vw, v-vw.p.Lo, v, key, layer, a.excl[v], a.pos, a.types)
-			base := sm.table.base[part]
-			for q := start; q < len(a.pos); q++ {
-				a.pos[q] += base
-			}
-			if sm.o.OrigEIDs {
-				for range len(a.pos) - start {
-					a.parts = append(a.parts, int16(part))
-				}
-			}
+			a.pos, a.types, a.parts = sm.tableDraws(vw, part, v, key, layer, a.excl[v], a.pos, a.types, a.parts)
 			counts[c+j] = int64(len(a.pos) - start)
 		}
 	}

@@ -307,17 +307,28 @@ func (s *Sampler) localNode(i int, v int64, part int, key Key, layer int) {
 	}
 	start := len(s.lpos)
 	s.localAt[i] = int32(start)
-	s.lpos, s.ltype = s.draws.positions(vw, v-vw.p.Lo, v, key, layer, s.excl[v], s.lpos, s.ltype)
+	s.lpos, s.ltype, s.lpart = s.tableDraws(vw, part, v, key, layer, s.excl[v], s.lpos, s.ltype, s.lpart)
+	s.counts[i] = int32(len(s.lpos) - start)
+}
+
+// tableDraws appends to pos the edge table entries drawn for node v of
+// partition part (served here as vw) at layer under key, none of those
+// excl names, their edge types to types and, with original edge IDs,
+// their partition to parts: the draws of a local node and of a node
+// another rank asks for alike.
+func (s *Sampler) tableDraws(vw *view, part int, v int64, key Key, layer int, excl []Exclusion, pos []int64, types, parts []int16) ([]int64, []int16, []int16) {
+	start := len(pos)
+	pos, types = s.draws.positions(vw, v-vw.p.Lo, v, key, layer, excl, pos, types)
 	base := s.table.base[part]
-	for k := start; k < len(s.lpos); k++ {
-		s.lpos[k] += base
+	for k := start; k < len(pos); k++ {
+		pos[k] += base
 	}
 	if s.o.OrigEIDs {
-		for range len(s.lpos) - start {
-			s.lpart = append(s.lpart, int16(part))
+		for range len(pos) - start {
+			parts = append(parts, int16(part))
 		}
 	}
-	s.counts[i] = int32(len(s.lpos) - start)
+	return pos, types, parts
 }
 
 // readLocal reads the sources and edge IDs of the local draws from the
