@@ -246,20 +246,17 @@ _readonly_cls = None
 def _readonly_tensor(a):
     """A torch tensor sharing a's memory that refuses in-place writes, and
     whose views (slices, reshapes) refuse them too."""
-    global _readonly_cls
     import torch
 
-    if _readonly_cls is None:
-        _readonly_cls = _make_readonly_class(torch)
     with warnings.catch_warnings():
         # from_numpy warns that the array is not writable: that is the point.
         warnings.simplefilter("ignore", UserWarning)
-        t = torch.from_numpy(a)
-    return t.as_subclass(_readonly_cls)
+        return _readonly_view(torch.from_numpy(a))
 
 
 def _readonly_view(t):
-    """A read-only view of a tensor (the device mirror's rows)."""
+    """A read-only view of tensor t (a shared buffer's, or a device
+    mirror's rows)."""
     global _readonly_cls
     import torch
 
@@ -448,7 +445,7 @@ class _Channel:
         self.count += 1
         self.held.append((b.slot, b.seq))
         buf = b._update_buffer
-        for d, other in self.sides.items():
+        for other in self.sides.values():
             if other is not side:
                 other.missed(buf)
         self.seen.add(buf)

@@ -135,19 +135,21 @@ class DeviceSide:
                 ev = self.last_use.pop(buf, None)
                 if ev is not None:
                     self.stream.wait_event(ev)
-                self._update(m, b, msg, up, view, rows)
+                self._update(m, b.x, msg, view)
                 ready = self.torch.cuda.Event()
                 ready.record(self.stream)
         else:
-            self._update(m, b, msg, up, view, rows)
+            self._update(m, b.x, msg, view)
             ready = None
-        b._device, b._dev_x, b._ready = self.device, m.t[:rows], ready
-        b._side, b._update_buffer = self, buf
+        b._device, b._dev_x, b._ready, b._side = self.device, m.t[:rows], ready, self
         self.apply_s += time.perf_counter() - t0
 
-    def _update(self, m, b, msg, up, view, rows):
+    def _update(self, m, x, msg, view):
+        """Turns mirror m into x, gnnrun's buffer after msg's update."""
         torch = self.torch
-        host = self._host(b.x)
+        up = msg["update"]
+        rows = up["rows"]
+        host = self._host(x)
         if not m.synced:
             m.ensure(torch, rows, self.row_shape, self.dtype, self.device)
             m.t[:rows].copy_(host[:rows], non_blocking=False)
