@@ -51,8 +51,10 @@ func buildBlock(dst []int64, counts []int32, e *edgeList, nb *numbering, orig bo
 	}
 	copy(b.Nodes, dst)
 	var twice int
-	if maxID := maxOf(dst, e.src); sortable(len(dst)+ne, maxID) {
-		b.Nodes, twice = nb.number(dst, e.src, b.Src, b.Nodes, maxID)
+	if nb.dense != nil && nb.dense.covers(dst, e.src) {
+		b.Nodes, twice = nb.dense.number(dst, e.src, b.Src, b.Nodes)
+	} else if maxID := maxOf(dst, e.src); sortable(len(dst)+ne, maxID) {
+		b.Nodes, twice = nb.number(dst, e.src, b.Src, b.Nodes, maxID, nb.dense)
 	} else {
 		b.Nodes, twice = nb.numberByMap(dst, e.src, b.Src, b.Nodes)
 	}

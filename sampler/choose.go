@@ -107,38 +107,52 @@ func choosePositions(c *chooser, draws []uint64, m int64, replace bool, out []in
 // the index taken at j = m-k+i.
 func floyd(c *chooser, draws []uint64, m int64) []int64 {
 	k := len(draws)
-	c.set = c.set[:0]
-	useBits := k > floydBitmapFrom
-	if useBits {
-		words := int((m + 63) / 64)
-		if len(c.bits) < words {
-			c.bits = make([]uint64, words)
-		}
+	if k <= floydBitmapFrom {
+		return floydSorted(c, draws, m)
 	}
-	has := func(x int64) bool {
-		if useBits {
-			return c.bits[x>>6]&(1<<(x&63)) != 0
-		}
-		return slices.Contains(c.set, x)
+	c.set = c.set[:0]
+	if words := int((m + 63) / 64); len(c.bits) < words {
+		c.bits = make([]uint64, words)
 	}
 	for i, u := range draws {
 		j := m - int64(k) + int64(i)
 		t := int64(Below(u, uint64(j+1)))
-		if has(t) {
+		if c.bits[t>>6]&(1<<(t&63)) != 0 {
 			t = j
 		}
 		c.set = append(c.set, t)
-		if useBits {
-			c.bits[t>>6] |= 1 << (t & 63)
-		}
+		c.bits[t>>6] |= 1 << (t & 63)
 	}
-	if useBits {
-		for _, x := range c.set {
-			c.bits[x>>6] = 0
-		}
+	for _, x := range c.set {
+		c.bits[x>>6] = 0
 	}
 	slices.Sort(c.set)
 	return c.set
+}
+
+// floydSorted is floyd for a small set, kept ascending as it grows: the
+// scan that tests whether t is taken finds where it goes, and j, when
+// taken instead, is above every index taken before it.
+func floydSorted(c *chooser, draws []uint64, m int64) []int64 {
+	k := len(draws)
+	set := c.set[:0]
+	for i, u := range draws {
+		j := m - int64(k) + int64(i)
+		t := int64(Below(u, uint64(j+1)))
+		p := len(set)
+		for p > 0 && set[p-1] > t {
+			p--
+		}
+		if p > 0 && set[p-1] == t {
+			set = append(set, j)
+			continue
+		}
+		set = append(set, 0)
+		copy(set[p+1:], set[p:])
+		set[p] = t
+	}
+	c.set = set
+	return set
 }
 
 // appendRange appends the candidates [0, m) of a range with skip removed,

@@ -2,6 +2,7 @@ package sampler
 
 import (
 	"math/bits"
+	"slices"
 
 	"gnnrun/graph"
 )
@@ -18,11 +19,140 @@ import (
 // the cache.
 
 // numbering is the scratch of buildBlock's numbering, kept between
-// blocks: a block too large to number by sorting (see sortable) is
-// numbered with the map.
+// blocks. The nodes the rank serves are numbered by their marks (see
+// denseMarks), when the sampler set them up, the others by sorting; a
+// block too large to number by sorting (see sortable) is numbered with
+// the map.
 type numbering struct {
 	sortNumbering
-	ids graph.IDMap
+	dense *denseMarks
+	ids   graph.IDMap
+}
+
+// denseMarks numbers the nodes of a block whose IDs lie in [lo,
+// lo+len(mark)), the span of the inner nodes of the partitions a rank
+// serves (O(N/P) entries, and only when they fill at least half of it),
+// by one read of a word per entry: the node's mark, the stamp of the last
+// block that saw it and, when that is this block, its number (or the
+// entry of its first appearance). A new block takes the next stamp, so no
+// mark is ever cleared but once every 2^32 blocks. A block's sources
+// cluster in R-MAT's hubs and a partition's own nodes, whose marks the
+// cache holds; the sort reads and writes every entry four times.
+type denseMarks struct {
+	lo    int64
+	mark  []uint64 // stamp<<32 | number or entry
+	stamp uint32
+}
+
+// newDenseMarks returns the marks of the nodes [lo, hi), or nil when the
+// span is empty or more than twice the inner nodes in it, inner.
+func newDenseMarks(lo, hi, inner int64) *denseMarks {
+	if hi <= lo || hi-lo > 2*inner || hi-lo >= 1<<32 {
+		return nil
+	}
+	return &denseMarks{lo: lo, mark: hugeWords(int(hi - lo))}
+}
+
+// free releases the marks; d must not be used after.
+func (d *denseMarks) free() {
+	freeHugeWords(d.mark)
+	d.mark = nil
+}
+
+// next starts a block: its stamp.
+func (d *denseMarks) next() uint64 {
+	if d.stamp++; d.stamp == 0 {
+		clear(d.mark)
+		d.stamp = 1
+	}
+	return uint64(d.stamp) << 32
+}
+
+// covers reports whether every node of dst and src has a mark.
+func (d *denseMarks) covers(dst, src []int64) bool {
+	span := uint64(len(d.mark))
+	for _, v := range dst {
+		if uint64(v-d.lo) >= span {
+			return false
+		}
+	}
+	for _, v := range src {
+		if uint64(v-d.lo) >= span {
+			return false
+		}
+	}
+	return true
+}
+
+// number is numbering.number for a block whose nodes all have marks: the
+// marks hold the numbers, and one pass in entry order numbers the block.
+func (d *denseMarks) number(dst, src []int64, idx []int32, nodes []int64) ([]int64, int) {
+	stamp := d.next()
+	mark, lo := d.mark, d.lo
+	for i, v := range dst {
+		m := &mark[v-lo]
+		if *m&^(1<<32-1) == stamp {
+			return nodes, i
+		}
+		*m = stamp | uint64(i)
+	}
+	// Without branches on what the marks hold (a node is new to the block
+	// about one entry in five, too often for the CPU to guess): the CPU
+	// keeps reading the marks of the entries ahead while one misses the
+	// cache. Every entry writes its node at the end of nodes, which only a
+	// new one moves past, and its mark, which a known one rewrites as it
+	// was.
+	n := len(nodes)
+	nodes = slices.Grow(nodes, len(src))[:n+len(src)]
+	for k, v := range src {
+		m := &mark[v-lo]
+		num, fresh := uint64(n), 1
+		if *m&^(1<<32-1) == stamp {
+			num, fresh = *m&(1<<32-1), 0
+		}
+		*m = stamp | num
+		idx[k] = int32(num)
+		nodes[n] = v
+		n += fresh
+	}
+	return nodes[:n], -1
+}
+
+// firsts puts in first[e] the entry of the first appearance of entry e's
+// node (dst's entries, then src's) for the nodes that have marks, and
+// appends the others' sort keys to keys. It returns the keys, the largest
+// of their IDs, and the index of a repeated destination (or -1).
+func (d *denseMarks) firsts(dst, src []int64, first []int32, keys []uint64) ([]uint64, int64, int) {
+	stamp := d.next()
+	mark, lo, span := d.mark, d.lo, uint64(len(d.mark))
+	var maxID int64
+	for i, v := range dst {
+		if u := uint64(v - lo); u < span {
+			if mark[u]&^(1<<32-1) == stamp {
+				return keys, 0, i
+			}
+			mark[u] = stamp | uint64(i)
+			first[i] = int32(i)
+			continue
+		}
+		keys = append(keys, uint64(v)<<idBits|uint64(i))
+		maxID |= v
+	}
+	for k, v := range src {
+		e := len(dst) + k
+		if u := uint64(v - lo); u < span {
+			if m := mark[u]; m&^(1<<32-1) == stamp {
+				first[e] = int32(uint32(m))
+			} else {
+				mark[u] = stamp | uint64(e)
+				first[e] = int32(e)
+			}
+			continue
+		}
+		keys = append(keys, uint64(v)<<idBits|uint64(e))
+		maxID |= v
+	}
+	return keys, maxID, -1
 }
 
 // sortNumbering is the scratch of the numbering by sorting.
@@ -78,30 +208,29 @@ func (nb *numbering) numberByMap(dst, src []int64, idx []int32, nodes []int64) (
 // number numbers the nodes of dst (distinct) and src: dst[i] is i, and
 // src[k]'s number goes in idx[k]. It returns nodes with the sources not in
 // dst appended in order of first appearance, and the index of a repeated
-// destination (or -1).
-func (sn *sortNumbering) number(dst, src []int64, idx []int32, nodes []int64, maxID int64) ([]int64, int) {
+// destination (or -1). dense, when not nil, numbers the nodes it has
+// marks for.
+func (sn *sortNumbering) number(dst, src []int64, idx []int32, nodes []int64, maxID int64, dense *denseMarks) ([]int64, int) {
 	n := len(dst) + len(src)
-	sn.keys, sn.tmp = growU64(sn.keys, n), growU64(sn.tmp, n)
-	for i, v := range dst {
-		sn.keys[i] = uint64(v)<<idBits | uint64(i)
-	}
-	for k, v := range src {
-		sn.keys[len(dst)+k] = uint64(v)<<idBits | uint64(len(dst)+k)
-	}
-	keys := radixSort(sn.keys, sn.tmp, bits.Len64(uint64(maxID)))
 	sn.first = grow32(sn.first, n)
-	const mask = 1<<idBits - 1
-	for j := 0; j < n; {
-		head := int32(keys[j] & mask)
-		v := keys[j] >> idBits
-		sn.first[head] = head
-		for j++; j < n && keys[j]>>idBits == v; j++ {
-			e := int32(keys[j] & mask)
-			if int(e) < len(dst) {
-				return nodes, int(e) // a second entry of v among the destinations
-			}
-			sn.first[e] = head
+	var keys []uint64
+	if dense != nil {
+		var twice int
+		if keys, maxID, twice = dense.firsts(dst, src, sn.first, sn.keys[:0]); twice >= 0 {
+			return nodes, twice
 		}
+	} else {
+		keys = growU64(sn.keys, n)
+		for i, v := range dst {
+			keys[i] = uint64(v)<<idBits | uint64(i)
+		}
+		for k, v := range src {
+			keys[len(dst)+k] = uint64(v)<<idBits | uint64(len(dst)+k)
+		}
+	}
+	sn.keys, sn.tmp = keys, growU64(sn.tmp, len(keys))
+	if twice := sn.sortFirsts(radixSort(keys, sn.tmp, bits.Len64(uint64(maxID))), len(dst)); twice >= 0 {
+		return nodes, twice
 	}
 	sn.num = grow32(sn.num, n)
 	for i := range dst {
@@ -117,6 +246,27 @@ func (sn *sortNumbering) number(dst, src []int64, idx []int32, nodes []int64, ma
 		idx[k] = sn.num[f]
 	}
 	return nodes, -1
+}
+
+// sortFirsts puts in first[e] the entry of the first appearance of entry
+// e's node for the entries of keys, sorted by node ID with each node's
+// entries in entry order, and returns the index of a destination (an entry
+// below nDst) that is a node's second entry, or -1.
+func (sn *sortNumbering) sortFirsts(keys []uint64, nDst int) int {
+	const mask = 1<<idBits - 1
+	for j := 0; j < len(keys); {
+		head := int32(keys[j] & mask)
+		v := keys[j] >> idBits
+		sn.first[head] = head
+		for j++; j < len(keys) && keys[j]>>idBits == v; j++ {
+			e := int32(keys[j] & mask)
+			if int(e) < nDst {
+				return int(e) // a second entry of v among the destinations
+			}
+			sn.first[e] = head
+		}
+	}
+	return -1
 }
 
 // radixSort sorts keys stably by their bits [idBits, idBits+width),

@@ -69,7 +69,7 @@ func newEdgeTable(s *shard.Served) *edgeTable {
 	if t.wide {
 		stride = 2
 	}
-	t.words = make([]uint64, total*stride)
+	t.words = hugeWords(int(total * stride))
 	for _, p := range s.Parts {
 		t.fill(p, t.words[t.base[p.ID]*stride:(t.base[p.ID]+p.NumEdges())*stride])
 	}
@@ -127,6 +127,7 @@ func releaseEdgeTable(s *shard.Served) {
 	if st := edgeTables.of[s]; st != nil {
 		if st.refs--; st.refs == 0 {
 			delete(edgeTables.of, s)
+			freeHugeWords(st.t.words)
 		}
 	}
 }

@@ -63,3 +63,26 @@ func TestBelowAndUnit(t *testing.T) {
 		t.Errorf("Unit range: %v .. %v, want (0, 1]", Unit(0), Unit(^uint64(0)))
 	}
 }
+
+// The interleaved rounds and fill's four draws at a time give what one
+// Philox call per pair gives, for every length's tail.
+func TestFillEqualsPairs(t *testing.T) {
+	c := [4]uint32{0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}
+	k := [2]uint32{0xa4093822, 0x299f31d0}
+	o, ob := philox2(c, 0xdeadbeef, k)
+	cb := c
+	cb[0] = 0xdeadbeef
+	if o != philox(c, k) || ob != philox(cb, k) {
+		t.Fatalf("philox2 = %08x, %08x, want %08x, %08x", o, ob, philox(c, k), philox(cb, k))
+	}
+	for n := range 20 {
+		s := NewStream(BatchKey(7, 1, 42), ForNeighbors, Lane(1, 2), 1000)
+		buf := make([]uint64, n)
+		s.fill(buf)
+		for i, got := range buf {
+			if want := s.Uint64(uint32(i)); got != want {
+				t.Fatalf("fill of %d: draw %d is %x, want %x", n, i, got, want)
+			}
+		}
+	}
+}

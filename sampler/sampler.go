@@ -101,6 +101,7 @@ func New(c *collective.Comm, s *shard.Served, o Options) (*Sampler, error) {
 		return nil, err
 	}
 	sm.table = acquireEdgeTable(s)
+	sm.numbering.dense = servedMarks(s)
 	if sm.c, err = c.Dup(); err != nil {
 		releaseEdgeTable(s)
 		return nil, err
@@ -176,6 +177,10 @@ func (s *Sampler) Close() error {
 		releaseEdgeTable(s.served)
 		s.table = nil
 	}
+	if s.numbering.dense != nil {
+		s.numbering.dense.free()
+		s.numbering.dense = nil
+	}
 	return first
 }
 
@@ -249,6 +254,19 @@ func (s *Sampler) layer(epoch int, batch int64, key Key, layer int, frontier []i
 	s.mergeInOrder(frontier)
 	s.stats.LocalSeconds += time.Since(t2).Seconds()
 	return buildBlock(frontier, s.counts, &s.all, &s.numbering, s.o.OrigEIDs)
+}
+
+// servedMarks returns the marks that number the inner nodes of the
+// partitions s serves in a block (nil when they are too scattered).
+func servedMarks(s *shard.Served) *denseMarks {
+	if len(s.Parts) == 0 {
+		return nil
+	}
+	lo, hi, inner := s.Parts[0].Lo, s.Parts[0].Hi, int64(0)
+	for _, p := range s.Parts {
+		lo, hi, inner = min(lo, p.Lo), max(hi, p.Hi), inner+p.Hi-p.Lo
+	}
+	return newDenseMarks(lo, hi, inner)
 }
 
 // localPositions draws the edges of the frontier's nodes this rank

@@ -1,0 +1,93 @@
+package sampler
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// refNumber numbers a block as DGL's to_block does, written plainly with
+// a Go map: the destinations first, then the sources in order of first
+// appearance.
+func refNumber(dst, src []int64) (nodes []int64, idx []int32) {
+	num := map[int64]int32{}
+	for i, v := range dst {
+		num[v] = int32(i)
+	}
+	nodes = slices.Clone(dst)
+	for _, v := range src {
+		n, ok := num[v]
+		if !ok {
+			n = int32(len(nodes))
+			num[v] = n
+			nodes = append(nodes, v)
+		}
+		idx = append(idx, n)
+	}
+	return nodes, idx
+}
+
+// TestNumberingPaths numbers random blocks through every path (marks for
+// every node, marks for some and sorting for the rest, sorting only, the
+// map) and compares each with refNumber, block after block with the same
+// scratch, so a stale mark from an earlier block would show.
+func TestNumberingPaths(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const n = 5000
+	paths := map[string]*numbering{
+		"marks":          {dense: newDenseMarks(0, n, n)},
+		"marks and sort": {dense: newDenseMarks(1000, 3000, 2000)},
+		"sort":           {},
+	}
+	for name, nb := range paths {
+		for block := range 200 {
+			perm := rng.Perm(n)
+			dst := make([]int64, 1+rng.IntN(50))
+			for i := range dst {
+				dst[i] = int64(perm[i])
+			}
+			src := make([]int64, rng.IntN(400))
+			for k := range src {
+				if rng.IntN(3) == 0 && len(dst) > 0 {
+					src[k] = dst[rng.IntN(len(dst))]
+				} else {
+					src[k] = int64(rng.IntN(n))
+				}
+			}
+			wantNodes, wantIdx := refNumber(dst, src)
+			counts := make([]int32, len(dst)) // all edges into dst[0]
+			counts[0] = int32(len(src))
+			b, err := buildBlock(dst, counts, &edgeList{src: src}, nb, false)
+			if err != nil {
+				t.Fatalf("%s, block %d: %v", name, block, err)
+			}
+			if !slices.Equal(b.Nodes, wantNodes) || !slices.Equal(b.Src, wantIdx) {
+				t.Fatalf("%s, block %d: nodes %v src %v, want %v %v", name, block, b.Nodes, b.Src, wantNodes, wantIdx)
+			}
+			if block%50 == 0 && len(dst) > 1 {
+				twice := slices.Clone(dst)
+				twice[len(twice)-1] = twice[0]
+				counts := make([]int32, len(twice))
+				if _, err := buildBlock(twice, counts, &edgeList{}, nb, false); err == nil {
+					t.Fatalf("%s, block %d: a repeated destination was numbered", name, block)
+				}
+			}
+		}
+	}
+}
+
+// TestDenseMarksStampWraps checks that a stamp wrapping around clears the
+// marks rather than taking an old block's marks for this one's.
+func TestDenseMarksStampWraps(t *testing.T) {
+	d := newDenseMarks(0, 10, 10)
+	nodes, _ := d.number([]int64{3}, []int64{4, 5}, make([]int32, 2), []int64{3}) // stamp 1
+	if len(nodes) != 3 {
+		t.Fatalf("nodes %v", nodes)
+	}
+	d.stamp = 1<<32 - 1 // the next block wraps around to stamp 1
+	idx := make([]int32, 2)
+	nodes, twice := d.number([]int64{4}, []int64{5, 3}, idx, []int64{4})
+	if twice >= 0 || !slices.Equal(nodes, []int64{4, 5, 3}) || !slices.Equal(idx, []int32{1, 2}) {
+		t.Fatalf("after the wrap: nodes %v idx %v twice %d", nodes, idx, twice)
+	}
+}
