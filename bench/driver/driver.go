@@ -117,19 +117,21 @@ func GenRanks() int {
 
 // Partitioned makes, once, R-MAT scale sc under dir (gnnrun gen with
 // --classes 10 and the extra genFlags), its assignment into k parts
-// balanced on nodes and training nodes, and its partition directory, each
-// step skipped when its output exists; it returns the partition directory.
-// name tells graphs of different genFlags apart.
-func Partitioned(bin, dir, name string, sc, k int, genFlags ...string) (string, error) {
+// balanced on the constraints balance (partition's --balance list), and
+// its partition directory, each step skipped when its output exists; it
+// returns the partition directory. name tells graphs of different
+// genFlags apart.
+func Partitioned(bin, dir, name string, sc, k int, balance string, genFlags ...string) (string, error) {
 	g := filepath.Join(dir, fmt.Sprintf("rmat%d%s", sc, name))
-	asg := g + fmt.Sprintf("-asg%d", k)
-	parts := g + fmt.Sprintf("-parts%d", k)
+	by := strings.ReplaceAll(balance, ",", "+")
+	asg := g + fmt.Sprintf("-asg%d-%s", k, by)
+	parts := g + fmt.Sprintf("-parts%d-%s", k, by)
 	steps := []struct {
 		done string
 		args []string
 	}{
 		{filepath.Join(g, "metadata.json"), append([]string{"gen", "--scale", fmt.Sprint(sc), "--classes", "10", "--out", g}, genFlags...)},
-		{filepath.Join(asg, "partition_meta.json"), []string{"partition", "--in", g, "--parts", fmt.Sprint(k), "--balance", "nodes,train", "--out", asg}},
+		{filepath.Join(asg, "partition_meta.json"), []string{"partition", "--in", g, "--parts", fmt.Sprint(k), "--balance", balance, "--out", asg}},
 		{filepath.Join(parts, fmt.Sprintf("rmat%d.json", sc)), []string{"dispatch", "--in", g, "--assignment", asg, "--out", parts}},
 	}
 	for _, st := range steps {

@@ -125,7 +125,7 @@ func run(o options) error {
 	}
 	var results []result
 	for _, sc := range scales {
-		parts, err := driver.Partitioned(bin, o.dir, "-f128", sc, o.parts, "--feat-dim", "128")
+		parts, err := driver.Partitioned(bin, o.dir, "-f128", sc, o.parts, "nodes,train", "--feat-dim", "128")
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,9 @@
 // Command sample measures gnnrun's neighbour sampler on generated R-MAT
 // graphs dispatched into K = 4 partitions (partitioned by gnnrun's
-// partitioner, balanced on nodes and training nodes): sampled edges/s per
+// partitioner, balanced on nodes, training nodes and in-edges, as DGL's
+// partition_graph balances edges by default: a rank's sampling is its
+// nodes' in-edges drawn, and R-MAT's hubs in one rank's partitions leave
+// the others idle): sampled edges/s per
 // rank at 1, 2 and 4 ranks with both transports, beside the limit measured
 // in the same run — a plain loop that reads, for the same destination
 // nodes, their indptr entries and as many random entries of their indices
@@ -33,6 +36,7 @@ func main() {
 	flag.StringVar(&o.scales, "scale", "20,22", "R-MAT scales, comma-separated")
 	flag.StringVar(&o.ranks, "np", "1,2,4", "rank counts, comma-separated")
 	flag.IntVar(&o.parts, "parts", 4, "partitions K")
+	flag.StringVar(&o.balance, "balance", "nodes,train,edges", "the partitions' balance constraints (partition's --balance)")
 	flag.StringVar(&o.fanouts, "fanouts", "15,10,5", "fanouts, the hop nearest the seeds first")
 	flag.IntVar(&o.batch, "batch-size", 1024, "seeds per batch")
 	flag.IntVar(&o.batches, "batches", 24, "batches each rank samples per configuration")
@@ -66,7 +70,7 @@ func main() {
 }
 
 type driverOptions struct {
-	scales, ranks, dir, out, fanouts string
+	scales, ranks, dir, out, fanouts, balance string
 	parts, batch, batches            int
 }
 
@@ -75,6 +79,7 @@ type result struct {
 	Scale     int    `json:"scale"`
 	Ranks     int    `json:"ranks"`
 	Transport string `json:"transport"`
+	Balance   string `json:"balance"`
 	workerResult
 }
 
@@ -94,7 +99,7 @@ func runDriver(o driverOptions) error {
 	}
 	var results []result
 	for _, sc := range scales {
-		parts, err := driver.Partitioned(bin, o.dir, "", sc, o.parts)
+		parts, err := driver.Partitioned(bin, o.dir, "", sc, o.parts, o.balance)
 		if err != nil {
 			return err
 		}
@@ -108,7 +113,7 @@ func runDriver(o driverOptions) error {
 				if err != nil {
 					return err
 				}
-				r := result{Scale: sc, Ranks: np, Transport: tr}
+				r := result{Scale: sc, Ranks: np, Transport: tr, Balance: o.balance}
 				if err := json.Unmarshal(lastLine(out), &r.workerResult); err != nil {
 					return fmt.Errorf("scale %d P=%d %s: worker output: %v\n%s", sc, np, tr, err, out)
 				}

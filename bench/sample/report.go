@@ -18,21 +18,37 @@ import (
 func render(out string, results []result) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Neighbour sampling (bench/sample)\n\n")
-	fmt.Fprintf(&b, "R-MAT (`gnnrun gen`, edge factor 16) in K = 4 partitions (`gnnrun partition --balance nodes,train`), fanouts 15,10,5, batches of 1024 training nodes, %d timed batches per rank after 2 untimed ones. *limit*: a plain loop reading, for the same local destination nodes, their indptr entries and as many random entries of their indices ranges as were drawn, after all batches (so the caches do not hold the batch); *limit with edge IDs*: the same loop also reading the edge_ids entry at each position, which a sampler that returns edge IDs must read too. Rates per rank are means over ranks; µs per node are summed seconds over summed nodes.\n\n", results[0].Batches)
-	b.WriteString("| scale | ranks | transport | edges/s per rank | limit reads/s per rank | sampler / limit | limit with edge IDs | sampler / it | remote share | µs per local node | µs per remote node | exchanged MB per rank |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "R-MAT (`gnnrun gen`, edge factor 16) in K = 4 partitions (`gnnrun partition --balance %s`), fanouts 15,10,5, batches of 1024 training nodes, %d timed batches per rank after 2 untimed ones. *limit*: a plain loop reading, for the same local destination nodes, their indptr entries and as many random entries of their indices ranges as were drawn, after all batches (so the caches do not hold the batch); *limit with edge IDs*: the same loop also reading the edge_ids entry at each position, which a sampler that returns edge IDs must read too. Rates per rank are means over ranks; µs per node are summed seconds over summed nodes; *of 1 rank* is the rate per rank over the one-rank rate of the same scale.\n\n", balanceOf(results), results[0].Batches)
+	b.WriteString("| scale | ranks | transport | edges/s per rank | of 1 rank | limit reads/s per rank | sampler / limit | limit with edge IDs | sampler / it | remote share | µs per local node | µs per remote node | exchanged MB per rank |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	one := map[int]float64{}
+	for _, r := range results {
+		if r.Ranks == 1 {
+			one[r.Scale] = r.edgesPerRank()
+		}
+	}
 	for _, r := range results {
 		var bytes int64
 		for _, x := range r.Bytes {
 			bytes += x
 		}
-		fmt.Fprintf(&b, "| %d | %d | %s | %.3g | %.3g | %.2f | %.3g | %.2f | %.1f%% | %.2f | %.2f | %.1f |\n", r.Scale, r.Ranks, r.Transport,
-			r.edgesPerRank(), r.limitPerRank(), r.edgesPerRank()/r.limitPerRank(), r.limitEIDPerRank(), r.edgesPerRank()/r.limitEIDPerRank(), 100*r.remoteShare(),
+		fmt.Fprintf(&b, "| %d | %d | %s | %.3g | %.2f | %.3g | %.2f | %.3g | %.2f | %.1f%% | %.2f | %.2f | %.1f |\n", r.Scale, r.Ranks, r.Transport,
+			r.edgesPerRank(), r.edgesPerRank()/one[r.Scale], r.limitPerRank(), r.edgesPerRank()/r.limitPerRank(), r.limitEIDPerRank(), r.edgesPerRank()/r.limitEIDPerRank(), 100*r.remoteShare(),
 			perNode(r.LocalSecs, r.LocalNodes), perNode(r.RemoteSecs, r.RemoteNodes), float64(bytes)/1e6/float64(r.Ranks))
 	}
 	if err := os.WriteFile(out+".md", []byte(b.String()), 0o644); err != nil {
 		return err
 	}
 	return plotRates(out+".svg", results)
+}
+
+// balanceOf returns the partitions' balance constraints of the results
+// (runs before the field was recorded balanced on nodes and training
+// nodes).
+func balanceOf(results []result) string {
+	if b := results[0].Balance; b != "" {
+		return b
+	}
+	return "nodes,train"
 }
 
 // plotRates draws edges/s per rank against ranks, one line per scale and

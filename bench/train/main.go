@@ -63,7 +63,7 @@ func run(scale, np int, fanouts string, batch, perEpoch int, dir, out, python st
 	if err != nil {
 		return err
 	}
-	parts, err := driver.Partitioned(bin, dir, "-f128", scale, 4, "--feat-dim", "128")
+	parts, err := driver.Partitioned(bin, dir, "-f128", scale, 4, "nodes,train", "--feat-dim", "128")
 	if err != nil {
 		return err
 	}
