@@ -71,7 +71,7 @@ func main() {
 
 type driverOptions struct {
 	scales, ranks, dir, out, fanouts, balance string
-	parts, batch, batches            int
+	parts, batch, batches                     int
 }
 
 // result is one configuration's measurement.
