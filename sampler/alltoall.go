@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"gnnrun/collective"
+	"gnnrun/rank"
 )
 
 // alltoallDraws samples remote frontier nodes at their owners: one
@@ -17,9 +18,10 @@ import (
 // A request to a rank is int64s: status, epoch, batch, layer, n, the n
 // nodes, m, and m exclusions of 4 (dst, etype, eid, src). The reply is the
 // status, the n nodes' edge counts, then the E edges' sources, their edge
-// IDs, their types and, when asked for, their original edge IDs, each a
-// flat run of E values: the owner reads them from its edge table in one
-// pass, and the asker copies each node's edges as runs.
+// IDs, their types (for graphs of more than one edge type) and, when asked
+// for, their original edge IDs, each a flat run of E values: the owner
+// reads them from its edge table in one pass, and the asker copies each
+// node's edges as runs.
 type alltoallDraws struct {
 	sm         *Sampler
 	send, back [][]int64
@@ -30,6 +32,11 @@ type alltoallDraws struct {
 	pos     []int64 // edge table entries drawn for the nodes asked of this rank
 	types   []int16
 	parts   []int16 // ... and their partitions, with Options.OrigEIDs
+	// nodeParts is the partition of each node asked of this rank.
+	nodeParts []int32
+	// between ask and collect
+	before    rank.Traffic
+	answerErr error
 }
 
 // The status word that leads every message.
@@ -42,38 +49,61 @@ var errPeerFailed = errors.New("sampler: another rank failed while sampling this
 
 func (a *alltoallDraws) close() error { return nil }
 
-// edgeWidth is the runs of E values of a reply: sources, edge IDs, types,
-// and the original edge IDs when asked for.
-func (a *alltoallDraws) edgeWidth() int {
-	if a.sm.o.OrigEIDs {
-		return 4
+// The runs of E values of a reply, in order, where present.
+const (
+	runSrc   = iota
+	runEID   // always present
+	runType  // with more than one edge type
+	runOrig  // with Options.OrigEIDs
+	runKinds // the most runs a reply has
+)
+
+// runsOf returns where each run of a reply is, as its index among the
+// reply's runs (-1 where absent), and how many there are.
+func (a *alltoallDraws) runsOf() (at [runKinds]int, n int) {
+	has := [runKinds]bool{true, true, len(a.sm.served.Config.EdgeTypes) > 1, a.sm.o.OrigEIDs}
+	for k, h := range has {
+		at[k] = -1
+		if h {
+			at[k], n = n, n+1
+		}
 	}
-	return 3
+	return at, n
 }
 
-func (a *alltoallDraws) draw(epoch int, batch int64, layer int, nodes []int64, parts []int, excl map[int64][]Exclusion, out *edgeList, counts []int32, failed bool) ([]int32, error) {
+// ask exchanges the requests and draws the nodes the other ranks asked
+// of this one into their replies; an error drawing them is kept for
+// collect, which still sends the replies (with the failed status).
+func (a *alltoallDraws) ask(epoch int, batch int64, layer int, nodes []int64, parts []int, excl map[int64][]Exclusion, failed bool) error {
 	sm := a.sm
 	a.requests(epoch, batch, layer, nodes, parts, excl, failed)
-	before := sm.c.Traffic()
+	a.before = sm.c.Traffic()
 	asked, err := collective.Exchange(sm.c, a.send)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	t0 := time.Now()
-	answerErr := a.answer(asked)
-	if answerErr == nil && anyFailed(asked) {
-		answerErr = errPeerFailed
+	a.answerErr = a.answer(asked)
+	if a.answerErr == nil && anyFailed(asked) {
+		a.answerErr = errPeerFailed
 	}
 	sm.stats.AnswerSeconds += time.Since(t0).Seconds()
+	return nil
+}
+
+// collect exchanges the replies and unpacks the edges of the nodes this
+// rank asked for.
+func (a *alltoallDraws) collect(out *edgeList, counts []int32, failed bool) ([]int32, error) {
+	sm := a.sm
 	got, err := collective.Exchange(sm.c, a.back)
 	if err != nil {
 		return nil, err
 	}
 	after := sm.c.Traffic()
-	sm.stats.Sent += after.Sent - before.Sent
-	sm.stats.Received += after.Received - before.Received
-	if failed || answerErr != nil {
-		return nil, answerErr // nil when this rank failed already: its own error is reported
+	sm.stats.Sent += after.Sent - a.before.Sent
+	sm.stats.Received += after.Received - a.before.Received
+	if failed || a.answerErr != nil {
+		return nil, a.answerErr // nil when this rank failed already: its own error is reported
 	}
 	if anyFailed(got) {
 		return nil, errPeerFailed
@@ -186,13 +216,16 @@ func (a *alltoallDraws) answerOne(m []int64, reply *[]int64) error {
 func (a *alltoallDraws) positions(nodes []int64, key Key, layer int, counts []int64) error {
 	sm := a.sm
 	a.pos, a.types, a.parts = a.pos[:0], a.types[:0], a.parts[:0]
+	a.nodeParts = grow32(a.nodeParts, len(nodes))
+	if err := sm.partsOf(nodes, a.nodeParts); err != nil {
+		return err
+	}
 	for c := 0; c < len(nodes); c += rangeChunk {
 		chunk := nodes[c:min(c+rangeChunk, len(nodes))]
-		if err := sm.touchRanges(chunk); err != nil {
-			return err
-		}
+		parts := a.nodeParts[c : c+len(chunk)]
+		sm.touchRanges(chunk, parts)
 		for j, v := range chunk {
-			part := int(sm.chunkPart[j])
+			part := int(parts[j])
 			vw := sm.views[part]
 			if vw == nil {
 				return fmt.Errorf("node %d of partition %d, which this rank does not serve", v, part)
@@ -210,15 +243,19 @@ func (a *alltoallDraws) positions(nodes []int64, key Key, layer int, counts []in
 func (a *alltoallDraws) readEdges(reply []int64) []int64 {
 	sm := a.sm
 	e := len(a.pos)
+	runs, w := a.runsOf()
 	at := len(reply)
-	reply = append(reply, make([]int64, a.edgeWidth()*e)...)
-	src, eid, typ := reply[at:at+e], reply[at+e:at+2*e], reply[at+2*e:at+3*e]
-	sm.table.read(a.pos, src, eid)
-	for i, t := range a.types {
-		typ[i] = int64(t)
+	reply = append(reply, make([]int64, w*e)...)
+	run := func(k int) []int64 { return reply[at+runs[k]*e : at+(runs[k]+1)*e] }
+	sm.table.read(a.pos, run(runSrc), run(runEID))
+	if runs[runType] >= 0 {
+		typ := run(runType)
+		for i, t := range a.types {
+			typ[i] = int64(t)
+		}
 	}
-	if sm.o.OrigEIDs {
-		orig := reply[at+3*e:]
+	if runs[runOrig] >= 0 {
+		orig := run(runOrig)
 		for i, q := range a.pos {
 			part := a.parts[i]
 			orig[i] = sm.views[part].p.OrigEIDs[q-sm.table.base[part]]
@@ -241,10 +278,10 @@ func anyFailed(msgs [][]int64) bool {
 // unpack appends the replies' edges in the order of the nodes asked for,
 // and each node's count to counts.
 func (a *alltoallDraws) unpack(got [][]int64, out *edgeList, counts []int32) ([]int32, error) {
-	w := a.edgeWidth()
+	runs, w := a.runsOf()
 	type cursor struct {
 		count  []int64 // the counts not yet read
-		runs   [4][]int64
+		runs   [runKinds][]int64
 		at, ne int
 	}
 	cur := make([]cursor, len(got))
@@ -264,8 +301,10 @@ func (a *alltoallDraws) unpack(got [][]int64, out *edgeList, counts []int32) ([]
 			return nil, fmt.Errorf("sampler: rank %d answered %d values for %d nodes and %d edges", r, len(m), k, ne)
 		}
 		cur[r] = cursor{count: m[1 : 1+k], ne: ne}
-		for j := range w {
-			cur[r].runs[j] = m[1+k+j*ne : 1+k+(j+1)*ne]
+		for kind, j := range runs {
+			if j >= 0 {
+				cur[r].runs[kind] = m[1+k+j*ne : 1+k+(j+1)*ne]
+			}
 		}
 	}
 	for _, r := range a.order {
@@ -273,13 +312,17 @@ func (a *alltoallDraws) unpack(got [][]int64, out *edgeList, counts []int32) ([]
 		n := int(c.count[0])
 		c.count = c.count[1:]
 		lo, hi := c.at, c.at+n
-		out.src = append(out.src, c.runs[0][lo:hi]...)
-		out.eid = append(out.eid, c.runs[1][lo:hi]...)
-		for _, t := range c.runs[2][lo:hi] {
-			out.etype = append(out.etype, int16(t))
+		out.src = append(out.src, c.runs[runSrc][lo:hi]...)
+		out.eid = append(out.eid, c.runs[runEID][lo:hi]...)
+		if types := c.runs[runType]; types != nil {
+			for _, t := range types[lo:hi] {
+				out.etype = append(out.etype, int16(t))
+			}
+		} else {
+			out.etype = append(out.etype, make([]int16, n)...)
 		}
-		if w == 4 {
-			out.orig = append(out.orig, c.runs[3][lo:hi]...)
+		if orig := c.runs[runOrig]; orig != nil {
+			out.orig = append(out.orig, orig[lo:hi]...)
 		}
 		c.at = hi
 		counts = append(counts, int32(n))

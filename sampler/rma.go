@@ -33,6 +33,7 @@ type rmaDraws struct {
 	ptr   []int64 // per node, its stride+1 typed indptr entries
 	full  []*rmaNode
 	reads gatherScratch
+	asked rmaAsk
 }
 
 // arrays lists the windows of one served partition, in creation order.
@@ -185,6 +186,29 @@ func (r *rmaDraws) target(q int) (server, slot int) {
 	return r.sm.served.Server(q), r.sm.served.Slot(q)
 }
 
+// ask notes the nodes: their owners take no part, so nothing goes out
+// before collect reads them.
+func (r *rmaDraws) ask(epoch int, batch int64, layer int, nodes []int64, parts []int, excl map[int64][]Exclusion, failed bool) error {
+	r.asked = rmaAsk{epoch: epoch, batch: batch, layer: layer, nodes: nodes, parts: parts, excl: excl}
+	return nil
+}
+
+// rmaAsk is a layer's nodes to read, from ask to collect.
+type rmaAsk struct {
+	epoch, layer int
+	batch        int64
+	nodes        []int64
+	parts        []int
+	excl         map[int64][]Exclusion
+}
+
+func (r *rmaDraws) collect(out *edgeList, counts []int32, failed bool) ([]int32, error) {
+	q := r.asked
+	r.asked = rmaAsk{}
+	return r.draw(q.epoch, q.batch, q.layer, q.nodes, q.parts, q.excl, out, counts, failed)
+}
+
+// draw reads the nodes' edges (see rmaDraws).
 func (r *rmaDraws) draw(epoch int, batch int64, layer int, nodes []int64, parts []int, excl map[int64][]Exclusion, out *edgeList, counts []int32, failed bool) ([]int32, error) {
 	if failed || len(nodes) == 0 {
 		return counts, nil

@@ -43,8 +43,8 @@ type Sampler struct {
 	lpart, ltype     []int16 // ... their partitions (with Options.OrigEIDs) and edge types
 	local, far, all  edgeList
 	localAt, farAt   []int32 // per frontier node: its first edge in local or far, or -1
-	chunkPart        [rangeChunk]int32
-	sink             int64 // what touchRanges reads, kept so that it reads
+	parts            []int32 // per frontier node: its partition
+	sink             int64   // what touchRanges reads, kept so that it reads
 	counts, farCount []int32
 	farNodes         []int64
 	farParts         []int
@@ -69,13 +69,18 @@ type Stats struct {
 }
 
 // remoteDraws samples frontier nodes whose partitions this rank does not
-// serve.
+// serve, in two steps with the layer's local draws between them: ask
+// sends for them (and, with alltoall, draws what the other ranks ask of
+// this one), collect brings their edges.
 type remoteDraws interface {
-	// draw appends the edges of nodes (parts[i] is the partition of
-	// nodes[i]) to out, and the count of each node's edges to counts.
+	// ask starts drawing nodes (parts[i] is the partition of nodes[i]).
 	// failed says this rank failed already: it takes part without asking
-	// (alltoall), so the others learn of the failure and none waits.
-	draw(epoch int, batch int64, layer int, nodes []int64, parts []int, excl map[int64][]Exclusion, out *edgeList, counts []int32, failed bool) ([]int32, error)
+	// (alltoall), so the others learn of the failure and none waits. An
+	// error from ask ends the layer: collect is not called.
+	ask(epoch int, batch int64, layer int, nodes []int64, parts []int, excl map[int64][]Exclusion, failed bool) error
+	// collect appends the edges of the nodes asked for to out, and the
+	// count of each node's edges to counts.
+	collect(out *edgeList, counts []int32, failed bool) ([]int32, error)
 	close() error
 }
 
@@ -216,29 +221,50 @@ func (s *Sampler) Sample(epoch int, batch int64, seeds []int64, excl []Exclusion
 
 // layer draws the in-edges of the frontier's nodes at one layer and builds
 // its block: local nodes here, the others through the remote transport,
-// merged in frontier order.
+// merged in frontier order. The remote nodes are asked for first and the
+// local ones drawn while they are away: with alltoall, the ranks meet in
+// the exchange of requests with nothing done since the last layer, and in
+// the exchange of replies with all their drawing done (their own nodes
+// and those asked of them), so a rank waits once per layer for the others'
+// share of the drawing, not twice.
 func (s *Sampler) layer(epoch int, batch int64, key Key, layer int, frontier []int64) (*Block, error) {
 	s.far.reset()
 	s.farNodes, s.farParts = s.farNodes[:0], s.farParts[:0]
 	s.localAt = grow32(s.localAt, len(frontier))
 	s.counts = grow32(s.counts, len(frontier))
+	s.parts = grow32(s.parts, len(frontier))
 	t0 := time.Now()
-	err := s.localPositions(key, layer, frontier)
-	allLocal := len(s.farNodes) == 0
-	if allLocal {
-		s.readLocal()
+	err := s.partsOf(frontier, s.parts)
+	if err == nil {
+		for i, v := range frontier {
+			if s.views[s.parts[i]] == nil {
+				s.farNodes, s.farParts = append(s.farNodes, v), append(s.farParts, int(s.parts[i]))
+			}
+		}
 	}
-	// Every rank takes part in the remote step, failed or not, so none is
-	// left waiting in a collective; the error is reported after it.
+	t1 := time.Now()
+	// Every rank takes part in the remote steps, failed or not, so none
+	// is left waiting in a collective; the error is reported after them.
 	if err != nil {
 		s.farNodes, s.farParts = s.farNodes[:0], s.farParts[:0]
 	}
-	t1 := time.Now()
-	var remoteErr error
-	s.farCount, remoteErr = s.remote.draw(epoch, batch, layer, s.farNodes, s.farParts, s.excl, &s.far, s.farCount[:0], err != nil)
+	if askErr := s.remote.ask(epoch, batch, layer, s.farNodes, s.farParts, s.excl, err != nil); askErr != nil {
+		return nil, askErr
+	}
 	t2 := time.Now()
-	s.stats.LocalSeconds += t1.Sub(t0).Seconds()
-	s.stats.RemoteSeconds += t2.Sub(t1).Seconds()
+	allLocal := len(s.farNodes) == 0
+	if err == nil {
+		s.localPositions(key, layer, frontier)
+		if allLocal {
+			s.readLocal()
+		}
+	}
+	t3 := time.Now()
+	var remoteErr error
+	s.farCount, remoteErr = s.remote.collect(&s.far, s.farCount[:0], err != nil)
+	t4 := time.Now()
+	s.stats.LocalSeconds += t1.Sub(t0).Seconds() + t3.Sub(t2).Seconds()
+	s.stats.RemoteSeconds += t2.Sub(t1).Seconds() + t4.Sub(t3).Seconds()
 	if err == nil {
 		err = remoteErr
 	}
@@ -252,7 +278,7 @@ func (s *Sampler) layer(epoch int, batch int64, key Key, layer int, frontier []i
 		return buildBlock(frontier, s.counts, &s.local, &s.numbering, s.o.OrigEIDs)
 	}
 	s.mergeInOrder(frontier)
-	s.stats.LocalSeconds += time.Since(t2).Seconds()
+	s.stats.LocalSeconds += time.Since(t4).Seconds()
 	return buildBlock(frontier, s.counts, &s.all, &s.numbering, s.o.OrigEIDs)
 }
 
@@ -269,58 +295,60 @@ func servedMarks(s *shard.Served) *denseMarks {
 	return newDenseMarks(lo, hi, inner)
 }
 
-// localPositions draws the edges of the frontier's nodes this rank
-// serves, in frontier order, into s.lpos as edge table entries (with each
-// one's edge type, and its partition when original edge IDs are read), and
-// lists the others in s.farNodes. It goes chunk by chunk: first the
-// chunk's partitions and a read of each local node's indptr entry, loads
-// the CPU keeps many of in flight, then the draws, which find them in the
-// cache (each node's draws branch too much for the CPU to run ahead to the
-// next node's indptr).
-func (s *Sampler) localPositions(key Key, layer int, frontier []int64) error {
+// partsOf puts the partition of each node of nodes in parts, or fails on a
+// node outside the graph.
+func (s *Sampler) partsOf(nodes []int64, parts []int32) error {
+	book := s.served.Book
+	for j, v := range nodes {
+		if v < 0 || v >= book.NumNodes() {
+			return fmt.Errorf("sampler: node %d outside the graph's [0, %d)", v, book.NumNodes())
+		}
+		parts[j] = int32(book.Part(v))
+	}
+	return nil
+}
+
+// localPositions draws the edges of the frontier's nodes this rank serves
+// (s.parts holds every node's partition), in frontier order, into s.lpos
+// as edge table entries (with each one's edge type, and its partition
+// when original edge IDs are read). It goes chunk by chunk: first a read
+// of each local node's indptr entry, loads the CPU keeps many of in
+// flight, then the draws, which find them in the cache (each node's draws
+// branch too much for the CPU to run ahead to the next node's indptr).
+func (s *Sampler) localPositions(key Key, layer int, frontier []int64) {
 	s.lpos, s.lpart, s.ltype = s.lpos[:0], s.lpart[:0], s.ltype[:0]
 	for c := 0; c < len(frontier); c += rangeChunk {
 		chunk := frontier[c:min(c+rangeChunk, len(frontier))]
-		if err := s.touchRanges(chunk); err != nil {
-			return err
-		}
+		parts := s.parts[c : c+len(chunk)]
+		s.touchRanges(chunk, parts)
 		for j, v := range chunk {
-			s.localNode(c+j, v, int(s.chunkPart[j]), key, layer)
+			s.localNode(c+j, v, int(parts[j]), key, layer)
 		}
 	}
-	return nil
 }
 
 // rangeChunk is the frontier nodes whose indptr entries are read ahead of
 // their draws: their cache lines stay in L1.
 const rangeChunk = 256
 
-// touchRanges checks the chunk's nodes, puts their partitions in
-// s.chunkPart and reads the indptr entry of the local ones.
-func (s *Sampler) touchRanges(chunk []int64) error {
-	book := s.served.Book
+// touchRanges reads the indptr entry of the nodes of chunk served here
+// (parts[j] is the partition of chunk[j]).
+func (s *Sampler) touchRanges(chunk []int64, parts []int32) {
 	var sink int64
 	for j, v := range chunk {
-		if v < 0 || v >= book.NumNodes() {
-			return fmt.Errorf("sampler: node %d outside the graph's [0, %d)", v, book.NumNodes())
-		}
-		part := book.Part(v)
-		s.chunkPart[j] = int32(part)
-		if vw := s.views[part]; vw != nil {
+		if vw := s.views[parts[j]]; vw != nil {
 			sink += vw.tptr[(v-vw.p.Lo)*int64(max(vw.etypes, 1))]
 		}
 	}
 	s.sink += sink
-	return nil
 }
 
 // localNode draws frontier node i, v of partition part, when it is local,
-// and lists it as far otherwise.
+// and marks it as drawn elsewhere otherwise.
 func (s *Sampler) localNode(i int, v int64, part int, key Key, layer int) {
 	vw := s.views[part]
 	if vw == nil {
 		s.localAt[i] = -1
-		s.farNodes, s.farParts = append(s.farNodes, v), append(s.farParts, part)
 		return
 	}
 	start := len(s.lpos)

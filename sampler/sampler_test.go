@@ -1,6 +1,7 @@
 package sampler
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -328,5 +329,47 @@ func TestSampleExclusions(t *testing.T) {
 				f.sameBatches(t, ref, "alltoall P=2's", o, excl, []shard.Transport{shard.RMA}, 4)
 			})
 		}
+	}
+}
+
+// A rank whose batch names a node outside the graph fails with that
+// reason, and the others, which take part in the same layers' exchanges,
+// fail too (alltoall) or go on (rma) without waiting on it; the next batch
+// samples as before on every rank.
+func TestSampleOneRankFails(t *testing.T) {
+	f := getFixture(t, false, 4)
+	for _, tr := range bothTransports {
+		t.Run(tr.String(), func(t *testing.T) {
+			errs := make([]error, 2)
+			world(t, 2, func(c *collective.Comm) error {
+				s, err := shard.Serve(c, f.Parts)
+				if err != nil {
+					return err
+				}
+				defer s.Close()
+				sm, err := New(c, s, Options{Fanouts: []int{3, 2}, Transport: tr, Seed: 1})
+				if err != nil {
+					return err
+				}
+				seeds := batchSeeds(int64(c.Rank()), s.Book.NumNodes())
+				if c.Rank() == 1 {
+					seeds = append(slices.Clone(seeds), s.Book.NumNodes()+5)
+				}
+				_, errs[c.Rank()] = sm.Sample(0, int64(c.Rank()), seeds, nil)
+				if _, err := sm.Sample(0, 2+int64(c.Rank()), batchSeeds(2+int64(c.Rank()), s.Book.NumNodes()), nil); err != nil {
+					return fmt.Errorf("the batch after the failed one: %w", err)
+				}
+				return sm.Close()
+			})
+			if errs[1] == nil || !strings.Contains(errs[1].Error(), "outside the graph") {
+				t.Errorf("rank 1: %v, want the node outside the graph", errs[1])
+			}
+			if tr == shard.Alltoall && !errors.Is(errs[0], errPeerFailed) {
+				t.Errorf("rank 0: %v, want %v", errs[0], errPeerFailed)
+			}
+			if tr == shard.RMA && errs[0] != nil {
+				t.Errorf("rank 0 over rma: %v, want no error", errs[0])
+			}
+		})
 	}
 }
