@@ -115,6 +115,49 @@ func GenRanks() int {
 	return 1
 }
 
+// PartitionedFile makes, once, the assignment of the graph file in (any
+// input partition reads) into k parts balanced on balance, and its
+// partition directory, under dir and named name, each step skipped when
+// its output exists; it returns the partition directory.
+func PartitionedFile(bin, dir, name, in string, k int, balance string) (string, error) {
+	if _, err := os.Stat(in); err != nil {
+		return "", fmt.Errorf("the real graph: %w", err)
+	}
+	by := strings.ReplaceAll(balance, ",", "+")
+	asg := filepath.Join(dir, fmt.Sprintf("%s-asg%d-%s", name, k, by))
+	parts := filepath.Join(dir, fmt.Sprintf("%s-parts%d-%s", name, k, by))
+	return parts, runSteps([]step{
+		{filepath.Join(asg, "partition_meta.json"), []string{"partition", "--in", in, "--parts", fmt.Sprint(k), "--balance", balance, "--out", asg}},
+		{filepath.Join(parts, "prepared"), []string{"dispatch", "--in", in, "--assignment", asg, "--out", parts}},
+	}, bin)
+}
+
+// step is one gnnrun command of a preparation, skipped when done exists
+// (a file the command writes, or else a marker runSteps writes after it).
+type step struct {
+	done string
+	args []string
+}
+
+// runSteps runs bin with each step's arguments whose output is missing.
+func runSteps(steps []step, bin string) error {
+	for _, st := range steps {
+		if _, err := os.Stat(st.done); err == nil {
+			continue
+		}
+		fmt.Fprintf(os.Stderr, "gnnrun %s\n", strings.Join(st.args, " "))
+		if _, err := Output(GenRanks(), append([]string{bin}, st.args...)...); err != nil {
+			return err
+		}
+		if _, err := os.Stat(st.done); err != nil { // a marker of the step's own
+			if err := os.WriteFile(st.done, nil, 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // Partitioned makes, once, R-MAT scale sc under dir (gnnrun gen with
 // --classes 10 and the extra genFlags), its assignment into k parts
 // balanced on the constraints balance (partition's --balance list), and
@@ -126,22 +169,9 @@ func Partitioned(bin, dir, name string, sc, k int, balance string, genFlags ...s
 	by := strings.ReplaceAll(balance, ",", "+")
 	asg := g + fmt.Sprintf("-asg%d-%s", k, by)
 	parts := g + fmt.Sprintf("-parts%d-%s", k, by)
-	steps := []struct {
-		done string
-		args []string
-	}{
+	return parts, runSteps([]step{
 		{filepath.Join(g, "metadata.json"), append([]string{"gen", "--scale", fmt.Sprint(sc), "--classes", "10", "--out", g}, genFlags...)},
 		{filepath.Join(asg, "partition_meta.json"), []string{"partition", "--in", g, "--parts", fmt.Sprint(k), "--balance", balance, "--out", asg}},
 		{filepath.Join(parts, fmt.Sprintf("rmat%d.json", sc)), []string{"dispatch", "--in", g, "--assignment", asg, "--out", parts}},
-	}
-	for _, st := range steps {
-		if _, err := os.Stat(st.done); err == nil {
-			continue
-		}
-		fmt.Fprintf(os.Stderr, "gnnrun %s\n", strings.Join(st.args, " "))
-		if _, err := Output(GenRanks(), append([]string{bin}, st.args...)...); err != nil {
-			return "", err
-		}
-	}
-	return parts, nil
+	}, bin)
 }

@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"gnnrun/bench/driver"
 )
@@ -42,11 +43,15 @@ func main() {
 	flag.IntVar(&o.batches, "batches", 24, "batches each rank samples per configuration")
 	flag.StringVar(&o.dir, "dir", "bench/results/tmp/sample", "work directory for graphs and partitions")
 	flag.StringVar(&o.out, "out", "bench/results/sample", "results prefix (.json, .md, .svg)")
+	flag.StringVar(&o.tasks, "tasks", "node,link", "tasks, comma-separated: node (seeds: the training nodes), link (batch-size positive edges, 4 negatives each, reverse exclusion)")
+	flag.StringVar(&o.real, "real", "slashdot="+realDefault, "NAME=FILE: a real graph (an edge list gnnrun reads) measured beside R-MAT, its seeds every node; \"\" for none")
 	worker := flag.Bool("worker", false, "internal: run as an MPI rank")
 	render := flag.Bool("render", false, "only rewrite the .md and .svg from the .json of an earlier run")
 	var w workerOptions
 	flag.StringVar(&w.parts, "parts-dir", "", "worker: partition directory")
 	flag.StringVar(&w.transport, "transport", "alltoall", "worker: alltoall or rma")
+	flag.StringVar(&w.task, "task", "node", "worker: node or link")
+	flag.StringVar(&w.mask, "mask", "train_mask", "worker: node task: the node array marking the seeds (\"\": every node)")
 	flag.StringVar(&w.cpuProfile, "cpuprofile", "", "worker: write each rank's CPU profile of the timed batches to PREFIX.<rank>")
 	flag.Parse()
 	switch {
@@ -70,9 +75,14 @@ func main() {
 }
 
 type driverOptions struct {
-	scales, ranks, dir, out, fanouts, balance string
-	parts, batch, batches                     int
+	scales, ranks, dir, out, fanouts, balance, tasks, real string
+	parts, batch, batches                                  int
 }
+
+// realDefault is the largest real graph of the shared data (SNAP's
+// soc-Slashdot0902: 82,168 nodes, 948,464 arcs), by path from the
+// repository root.
+const realDefault = "../shared/data/datasets/snap-soc-slashdot0902/soc-Slashdot0902.txt.gz"
 
 // result is one configuration's measurement.
 type result struct {
@@ -80,6 +90,8 @@ type result struct {
 	Ranks     int    `json:"ranks"`
 	Transport string `json:"transport"`
 	Balance   string `json:"balance"`
+	Graph     string `json:"graph,omitempty"` // a real graph's name (R-MAT: empty)
+	Task      string `json:"task,omitempty"`  // node (also when empty) or link
 	workerResult
 }
 
@@ -97,30 +109,55 @@ func runDriver(o driverOptions) error {
 	if err != nil {
 		return err
 	}
+	tasks := strings.Split(o.tasks, ",")
 	var results []result
+	measure := func(graph string, sc int, parts, mask string) error {
+		for _, task := range tasks {
+			for _, np := range ranks {
+				for _, tr := range []string{"alltoall", "rma"} {
+					if np == 1 && tr == "rma" {
+						continue // one rank serves every partition: nothing is remote
+					}
+					out, err := driver.Output(np, self, "-worker", "-parts-dir", parts, "-transport", tr, "-task", task, "-mask", mask,
+						"-fanouts", o.fanouts, "-batch-size", fmt.Sprint(o.batch), "-batches", fmt.Sprint(o.batches))
+					if err != nil {
+						return err
+					}
+					r := result{Scale: sc, Graph: graph, Task: task, Ranks: np, Transport: tr, Balance: o.balance}
+					if err := json.Unmarshal(lastLine(out), &r.workerResult); err != nil {
+						return fmt.Errorf("%s %s P=%d %s: worker output: %v\n%s", r.graphName(), task, np, tr, err, out)
+					}
+					fmt.Fprintf(os.Stderr, "%s %s P=%d %s: %.3g edges/s per rank (limit %.3g), remote %.1f%%\n",
+						r.graphName(), task, np, tr, r.edgesPerRank(), r.limitPerRank(), 100*r.remoteShare())
+					results = append(results, r)
+				}
+			}
+		}
+		return nil
+	}
 	for _, sc := range scales {
 		parts, err := driver.Partitioned(bin, o.dir, "", sc, o.parts, o.balance)
+		if err == nil {
+			err = measure("", sc, parts, "train_mask")
+		}
 		if err != nil {
 			return err
 		}
-		for _, np := range ranks {
-			for _, tr := range []string{"alltoall", "rma"} {
-				if np == 1 && tr == "rma" {
-					continue // one rank serves every partition: nothing is remote
-				}
-				out, err := driver.Output(np, self, "-worker", "-parts-dir", parts, "-transport", tr,
-					"-fanouts", o.fanouts, "-batch-size", fmt.Sprint(o.batch), "-batches", fmt.Sprint(o.batches))
-				if err != nil {
-					return err
-				}
-				r := result{Scale: sc, Ranks: np, Transport: tr, Balance: o.balance}
-				if err := json.Unmarshal(lastLine(out), &r.workerResult); err != nil {
-					return fmt.Errorf("scale %d P=%d %s: worker output: %v\n%s", sc, np, tr, err, out)
-				}
-				fmt.Fprintf(os.Stderr, "scale %d P=%d %s: %.3g edges/s per rank (limit %.3g), remote %.1f%%\n",
-					sc, np, tr, r.edgesPerRank(), r.limitPerRank(), 100*r.remoteShare())
-				results = append(results, r)
-			}
+	}
+	if o.real != "" {
+		name, file, ok := strings.Cut(o.real, "=")
+		if !ok {
+			return fmt.Errorf("--real %q: want NAME=FILE", o.real)
+		}
+		// A graph without training nodes: its balance is the constraints
+		// it has.
+		balance := strings.ReplaceAll(strings.ReplaceAll(o.balance, ",train", ""), "train,", "")
+		parts, err := driver.PartitionedFile(bin, o.dir, name, file, o.parts, balance)
+		if err == nil {
+			err = measure(name, 0, parts, "")
+		}
+		if err != nil {
+			return err
 		}
 	}
 	blob, err := json.MarshalIndent(results, "", "  ")

@@ -18,12 +18,12 @@ import (
 func render(out string, results []result) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Neighbour sampling (bench/sample)\n\n")
-	fmt.Fprintf(&b, "R-MAT (`gnnrun gen`, edge factor 16) in K = 4 partitions (`gnnrun partition --balance %s`), fanouts 15,10,5, batches of 1024 training nodes, %d timed batches per rank after 2 untimed ones. *limit*: a plain loop reading, for the same local destination nodes, their indptr entries and as many random entries of their indices ranges as were drawn, after all batches (so the caches do not hold the batch); *limit with edge IDs*: the same loop also reading the edge_ids entry at each position, which a sampler that returns edge IDs must read too. Rates per rank are means over ranks; µs per node are summed seconds over summed nodes; *of 1 rank* is the rate per rank over the one-rank rate of the same scale.\n\n", balanceOf(results), results[0].Batches)
-	b.WriteString("| scale | ranks | transport | edges/s per rank | of 1 rank | limit reads/s per rank | sampler / limit | limit with edge IDs | sampler / it | remote share | µs per local node | µs per remote node | exchanged MB per rank |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
-	one := map[int]float64{}
+	fmt.Fprintf(&b, "R-MAT (`gnnrun gen`, edge factor 16; seeds: its training nodes) and the largest real graph of the shared data (SNAP's soc-Slashdot0902, 82,168 nodes, 948,464 arcs as listed; seeds: every node) in K = 4 partitions (`gnnrun partition --balance %s`), fanouts 15,10,5, batches of 1024 seeds (node task) or 1024 positive edges with 4 uniform negatives each and their reverse edges excluded (link task), %d timed batches per rank after 2 untimed ones. *limit*: a plain loop reading, for the same local destination nodes, their indptr entries and as many random entries of their indices ranges as were drawn, after all batches (so the caches do not hold the batch); *limit with edge IDs*: the same loop also reading the edge_ids entry at each position, which a sampler that returns edge IDs must read too. Rates per rank are means over ranks; µs per node are summed seconds over summed nodes; *of 1 rank* is the rate per rank over the one-rank rate of the same scale.\n\n", balanceOf(results), results[0].Batches)
+	b.WriteString("| graph | task | ranks | transport | edges/s per rank | of 1 rank | limit reads/s per rank | sampler / limit | limit with edge IDs | sampler / it | remote share | µs per local node | µs per remote node | exchanged MB per rank |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	one := map[string]float64{}
 	for _, r := range results {
 		if r.Ranks == 1 {
-			one[r.Scale] = r.edgesPerRank()
+			one[r.series()] = r.edgesPerRank()
 		}
 	}
 	for _, r := range results {
@@ -31,8 +31,8 @@ func render(out string, results []result) error {
 		for _, x := range r.Bytes {
 			bytes += x
 		}
-		fmt.Fprintf(&b, "| %d | %d | %s | %.3g | %.2f | %.3g | %.2f | %.3g | %.2f | %.1f%% | %.2f | %.2f | %.1f |\n", r.Scale, r.Ranks, r.Transport,
-			r.edgesPerRank(), r.edgesPerRank()/one[r.Scale], r.limitPerRank(), r.edgesPerRank()/r.limitPerRank(), r.limitEIDPerRank(), r.edgesPerRank()/r.limitEIDPerRank(), 100*r.remoteShare(),
+		fmt.Fprintf(&b, "| %s | %s | %d | %s | %.3g | %.2f | %.3g | %.2f | %.3g | %.2f | %.1f%% | %.2f | %.2f | %.1f |\n", r.graphName(), r.task(), r.Ranks, r.Transport,
+			r.edgesPerRank(), r.edgesPerRank()/one[r.series()], r.limitPerRank(), r.edgesPerRank()/r.limitPerRank(), r.limitEIDPerRank(), r.edgesPerRank()/r.limitEIDPerRank(), 100*r.remoteShare(),
 			perNode(r.LocalSecs, r.LocalNodes), perNode(r.RemoteSecs, r.RemoteNodes), float64(bytes)/1e6/float64(r.Ranks))
 	}
 	if err := os.WriteFile(out+".md", []byte(b.String()), 0o644); err != nil {
@@ -40,6 +40,26 @@ func render(out string, results []result) error {
 	}
 	return plotRates(out+".svg", results)
 }
+
+// graphName names the result's graph.
+func (r result) graphName() string {
+	if r.Graph != "" {
+		return r.Graph
+	}
+	return fmt.Sprintf("R-MAT %d", r.Scale)
+}
+
+// task is the result's task (runs before the field was recorded are node
+// tasks).
+func (r result) task() string {
+	if r.Task == "" {
+		return "node"
+	}
+	return r.Task
+}
+
+// series names the result's graph and task.
+func (r result) series() string { return r.graphName() + ", " + r.task() }
 
 // balanceOf returns the partitions' balance constraints of the results
 // (runs before the field was recorded balanced on nodes and training
@@ -55,7 +75,7 @@ func balanceOf(results []result) string {
 // transport, and each scale's limit at one rank as a dashed line.
 func plotRates(path string, results []result) error {
 	p := plot.New()
-	p.Title.Text = "Neighbour sampling, fanouts 15,10,5, batch 1024, K = 4"
+	p.Title.Text = "Neighbour sampling, fanouts 15,10,5, batch 1024, K = 4 (node task)"
 	p.X.Label.Text = "ranks (2 cores: 4 ranks share them)"
 	p.Y.Label.Text = "sampled edges/s per rank (millions, log scale)"
 	p.Y.Scale = plot.LogScale{}
@@ -64,16 +84,19 @@ func plotRates(path string, results []result) error {
 	p.Legend.Top = false
 	p.Legend.YOffs = vg.Points(10)
 	series := map[string]plotter.XYs{}
-	limits := map[int]float64{}
-	var scales []int
+	limits := map[string]float64{}
+	var graphs []string
 	for _, r := range results {
-		key := fmt.Sprintf("scale %d, %s", r.Scale, r.Transport)
+		if r.task() != "node" {
+			continue // the table has them; the plot stays readable
+		}
+		key := r.graphName() + ", " + r.Transport
 		series[key] = append(series[key], plotter.XY{X: float64(r.Ranks), Y: r.edgesPerRank() / 1e6})
 		if r.Ranks == 1 {
-			limits[r.Scale] = r.limitPerRank() / 1e6
-			scales = append(scales, r.Scale)
+			limits[r.graphName()] = r.limitPerRank() / 1e6
+			graphs = append(graphs, r.graphName())
 			// One rank has nothing remote: both transports start there.
-			other := fmt.Sprintf("scale %d, rma", r.Scale)
+			other := r.graphName() + ", rma"
 			series[other] = append(series[other], plotter.XY{X: 1, Y: r.edgesPerRank() / 1e6})
 		}
 	}
@@ -82,7 +105,7 @@ func plotRates(path string, results []result) error {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	colors := []color.Color{color.RGBA{0, 90, 181, 255}, color.RGBA{220, 50, 32, 255}, color.RGBA{0, 140, 70, 255}, color.RGBA{150, 80, 180, 255}}
+	colors := []color.Color{color.RGBA{0, 90, 181, 255}, color.RGBA{220, 50, 32, 255}, color.RGBA{0, 140, 70, 255}, color.RGBA{150, 80, 180, 255}, color.RGBA{230, 140, 0, 255}, color.RGBA{0, 160, 170, 255}}
 	maxX := 1.0
 	for i, k := range keys {
 		xy := series[k]
@@ -99,16 +122,16 @@ func plotRates(path string, results []result) error {
 		p.Add(l, pts)
 		p.Legend.Add(k, l, pts)
 	}
-	sort.Ints(scales)
-	for i, sc := range scales {
-		l, err := plotter.NewLine(plotter.XYs{{X: 1, Y: limits[sc]}, {X: maxX, Y: limits[sc]}})
+	sort.Strings(graphs)
+	for i, g := range graphs {
+		l, err := plotter.NewLine(plotter.XYs{{X: 1, Y: limits[g]}, {X: maxX, Y: limits[g]}})
 		if err != nil {
 			return err
 		}
 		l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 		l.Color = color.Gray{Y: uint8(60 + 60*i)}
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("scale %d limit: random reads, 1 rank", sc), l)
+		p.Legend.Add(g+" limit: random reads, 1 rank", l)
 	}
 	return p.Save(7*vg.Inch, 4.5*vg.Inch, path)
 }

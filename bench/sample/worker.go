@@ -15,6 +15,7 @@ import (
 
 type workerOptions struct {
 	parts, transport, fanouts string
+	task, mask                string
 	cpuProfile                string
 	batch, batches            int
 }
@@ -113,11 +114,24 @@ func runWorker(o workerOptions) error {
 	if err != nil {
 		return err
 	}
-	plan, err := sampler.NewNodePlan(c, s, s.Config.NodeTypes[0], "train_mask", o.batch)
+	so := sampler.Options{Fanouts: fan, Transport: tr, Seed: 1}
+	var plan *sampler.Plan
+	switch o.task {
+	case "node":
+		plan, err = sampler.NewNodePlan(c, s, s.Config.NodeTypes[0], o.mask, o.batch)
+	case "link":
+		// The link task of the issue that asked for these figures: 4
+		// uniform negatives per positive, each batch's positives and
+		// their reverse edges kept out of its neighbourhoods.
+		plan, err = sampler.NewEdgePlan(c, s, "", "", o.batch)
+		so.Link = &sampler.LinkOptions{Negatives: 4, Exclude: sampler.ExcludeReverse}
+	default:
+		err = fmt.Errorf("-task %q: node or link", o.task)
+	}
 	if err != nil {
 		return err
 	}
-	sm, err := sampler.New(c, s, sampler.Options{Fanouts: fan, Transport: tr, Seed: 1})
+	sm, err := sampler.New(c, s, so)
 	if err != nil {
 		return err
 	}
