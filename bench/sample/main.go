@@ -34,7 +34,7 @@ import (
 
 func main() {
 	var o driverOptions
-	flag.StringVar(&o.scales, "scale", "20,22", "R-MAT scales, comma-separated")
+	flag.StringVar(&o.scales, "scale", "20,22", "R-MAT scales, comma-separated (\"\": none)")
 	flag.StringVar(&o.ranks, "np", "1,2,4", "rank counts, comma-separated")
 	flag.IntVar(&o.parts, "parts", 4, "partitions K")
 	flag.StringVar(&o.balance, "balance", "nodes,train,edges", "the partitions' balance constraints (partition's --balance)")
@@ -96,9 +96,12 @@ type result struct {
 }
 
 func runDriver(o driverOptions) error {
-	scales, err := driver.Ints(o.scales)
-	if err != nil {
-		return err
+	var scales []int
+	if o.scales != "" {
+		var err error
+		if scales, err = driver.Ints(o.scales); err != nil {
+			return err
+		}
 	}
 	ranks, err := driver.Ranks(o.ranks)
 	if err != nil {
@@ -130,6 +133,9 @@ func runDriver(o driverOptions) error {
 					fmt.Fprintf(os.Stderr, "%s %s P=%d %s: %.3g edges/s per rank (limit %.3g), remote %.1f%%\n",
 						r.graphName(), task, np, tr, r.edgesPerRank(), r.limitPerRank(), 100*r.remoteShare())
 					results = append(results, r)
+					if err := save(o.out, results); err != nil { // what is measured survives a later failure
+						return err
+					}
 				}
 			}
 		}
@@ -160,14 +166,19 @@ func runDriver(o driverOptions) error {
 			return err
 		}
 	}
+	if err := save(o.out, results); err != nil {
+		return err
+	}
+	return render(o.out, results)
+}
+
+// save writes the results to out.json.
+func save(out string, results []result) error {
 	blob, err := json.MarshalIndent(results, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(o.out+".json", append(blob, '\n'), 0o644); err != nil {
-		return err
-	}
-	return render(o.out, results)
+	return os.WriteFile(out+".json", append(blob, '\n'), 0o644)
 }
 
 func lastLine(b []byte) []byte {

@@ -135,10 +135,16 @@ func runWorker(o workerOptions) error {
 	if err != nil {
 		return err
 	}
-	tasks := plan.Epoch(1, 0)
+	// As many epochs as the batches need (a small graph has few per
+	// epoch): the batches of epochs 0, 1, ... in turn.
 	const warm = 2
-	if len(tasks) < o.batches+warm {
-		return fmt.Errorf("%d batches per rank, the benchmark wants %d", len(tasks), o.batches+warm)
+	var tasks []sampler.Task
+	for e := 0; len(tasks) < o.batches+warm; e++ {
+		more := plan.Epoch(1, e)
+		if len(more) == 0 {
+			return fmt.Errorf("no batches on rank %d", c.Rank())
+		}
+		tasks = append(tasks, more...)
 	}
 	touch(s)
 	for _, t := range tasks[:warm] {
