@@ -187,14 +187,15 @@ bench-partition: build
 bench-dispatch: build
 	$(GO) run ./bench/dispatch --scale 20,22
 
-# bench-sample: neighbour sampling of R-MAT scale 20 and 22 in K = 4
-# partitions at 1, 2 and 4 ranks, both transports, beside the memory
-# system's random-access rate; bench/results/sample.{md,json,svg}.
+# bench-sample: neighbour sampling of R-MAT scale 20 and 22 and of the
+# largest real graph in $(DATASETS) (soc-Slashdot0902) in K = 4 partitions
+# at 1, 2 and 4 ranks, node and link tasks, both transports, beside the
+# memory system's random-access rate; bench/results/sample.{md,json,svg}.
 bench-sample: build
-	$(GO) run ./bench/sample --scale 20,22
+	$(GO) run ./bench/sample --scale 20,22 --real slashdot=$(DATASETS)/snap-soc-slashdot0902/soc-Slashdot0902.txt.gz
 
 # bench-loader: the mini-batch pipeline on R-MAT scale 20 and 22 with 128
-# features in K = 4 partitions at 2 and 4 ranks: generation time, stages
+# features in K = 4 partitions at 1, 2 and 4 ranks: generation time, stages
 # alone, the trainer's wait, the device cache; bench/results/loader.{md,json,svg}.
 bench-loader: build
 	$(GO) run ./bench/loader --scale 20,22
