@@ -23,12 +23,24 @@ type mpirunOptions struct {
 	cores         int
 	mca           [][2]string
 	export        []string
+	spread        bool
 }
 
 func (o *mpirunOptions) setDefault() {
 	o.program = "mpirun"
 	o.asRoot = os.Geteuid() == 0
 	o.cores = runtime.NumCPU()
+}
+
+// SpreadCores gives every rank its share of the machine's cores (at
+// least one; unbound when there are more ranks than cores): mpirun binds
+// each rank to one core by default, which leaves a lone rank's other cores
+// idle. Without a hostfile only (the hosts' cores are not known here).
+func SpreadCores() MPIRunOption {
+	return func(o *mpirunOptions) error {
+		o.spread = true
+		return nil
+	}
 }
 
 // NP sets the number of ranks. Without it, a hostfile whose hosts all give
@@ -187,6 +199,13 @@ func MPIRun(command []string, opts ...MPIRunOption) ([]string, error) {
 	}
 	if o.asRoot {
 		args = append(args, "--allow-run-as-root")
+	}
+	if o.spread && o.hostfile == nil {
+		if pe := o.cores / o.np; pe >= 1 {
+			args = append(args, "--map-by", fmt.Sprintf("slot:PE=%d", pe))
+		} else {
+			args = append(args, "--bind-to", "none")
+		}
 	}
 	for _, kv := range o.mca {
 		args = append(args, "--mca", kv[0], kv[1])

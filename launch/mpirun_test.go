@@ -1,8 +1,10 @@
 package launch
 
 import (
+	"fmt"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -25,6 +27,8 @@ func TestMPIRun(t *testing.T) {
 		{"root", []MPIRunOption{NP(2), RunAsRoot(true)}, "mpirun -np 2 --allow-run-as-root /opt/gnnrun selftest"},
 		{"more ranks than cores oversubscribes", []MPIRunOption{NP(1 << 20), RunAsRoot(false)}, "mpirun -np 1048576 --oversubscribe /opt/gnnrun selftest"},
 		{"oversubscribe forced off", []MPIRunOption{NP(1 << 20), RunAsRoot(false), Oversubscribe(false)}, "mpirun -np 1048576 /opt/gnnrun selftest"},
+		{"one rank spread over the cores", []MPIRunOption{NP(1), RunAsRoot(false), SpreadCores()}, fmt.Sprintf("mpirun -np 1 --map-by slot:PE=%d /opt/gnnrun selftest", runtime.NumCPU())},
+		{"more ranks than cores spread: unbound", []MPIRunOption{NP(1 << 20), RunAsRoot(false), SpreadCores()}, "mpirun -np 1048576 --oversubscribe --bind-to none /opt/gnnrun selftest"},
 		{"hostfile fills its slots", []MPIRunOption{WithHostfile(hf), RunAsRoot(false)}, "mpirun -np 8 --hostfile " + hosts + " /opt/gnnrun selftest"},
 		{"hostfile fewer ranks", []MPIRunOption{WithHostfile(hf), NP(3), RunAsRoot(false)}, "mpirun -np 3 --hostfile " + hosts + " /opt/gnnrun selftest"},
 		{"hostfile oversubscribed on request", []MPIRunOption{WithHostfile(capped), NP(3), Oversubscribe(true), RunAsRoot(false)}, "mpirun -np 3 --hostfile capped --oversubscribe /opt/gnnrun selftest"},

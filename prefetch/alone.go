@@ -2,8 +2,14 @@ package prefetch
 
 import (
 	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"gnnrun/collective"
 	"gnnrun/sampler"
@@ -12,11 +18,41 @@ import (
 
 // StagesAlone is the time per batch of each stage run alone, with nothing
 // else running on the rank: what the pipeline's throughput is measured
-// against. The pipeline at best runs at its slowest stage's rate; where
-// the stages share the same cores it runs nearer the sum of their times.
+// against. The pipeline at best runs at its slowest stage's rate, and no
+// faster than its stages' CPU time over the cores it has (Bound).
 type StagesAlone struct {
 	Batches                int
 	Sample, Gather, Device time.Duration // per batch
+	// SampleCPU, GatherCPU and DeviceCPU are the CPU time per batch the
+	// rank's process took in each stage alone (all its threads, user and
+	// system), and Cores the CPUs the rank has: its machine's over the
+	// ranks on it. Both are the slowest rank's.
+	SampleCPU, GatherCPU, DeviceCPU time.Duration
+	Cores                           float64
+}
+
+// CPU returns the stages' CPU time per batch added up.
+func (a StagesAlone) CPU() time.Duration { return a.SampleCPU + a.GatherCPU + a.DeviceCPU }
+
+// Bound returns the least time per batch the pipeline can take on the
+// rank's cores, and what sets it: the slowest stage alone ("sample",
+// "gather", "device"), or "cores" where the stages' CPU time over the
+// rank's cores is longer (stages that share the cores cannot all run at
+// their rate alone).
+func (a StagesAlone) Bound() (time.Duration, string) {
+	slowest, name := a.Sample, "sample"
+	if a.Gather > slowest {
+		slowest, name = a.Gather, "gather"
+	}
+	if a.Device > slowest {
+		slowest, name = a.Device, "device"
+	}
+	if a.Cores > 0 {
+		if c := time.Duration(float64(a.CPU()) / a.Cores); c > slowest {
+			return c, "cores"
+		}
+	}
+	return slowest, name
 }
 
 // Slowest returns the longest time per batch of a stage.
@@ -54,12 +90,21 @@ func (l *Loader) measureAlone(n int) (StagesAlone, error) {
 		return a, fmt.Errorf("prefetch: the stages alone need more than %d batches per epoch", warm)
 	}
 	l.stats.init(len(l.samplers))
+	node, err := l.c.SplitShared()
+	if err != nil {
+		return a, err
+	}
+	// The CPUs the rank may run on, or its share of the machine's where
+	// its ranks share them.
+	a.Cores = min(float64(runtime.NumCPU()), float64(machineCPUs())/float64(node.Size()))
+	if err := node.Free(); err != nil {
+		return a, err
+	}
 	sampled := make([]sampled, warm+n)
 	if err := l.sampleAlone(tasks, sampled, 0, warm); err != nil {
 		return a, err
 	}
-	var err error
-	if a.Sample, err = l.onSlowest(n, func() error { return l.sampleAlone(tasks, sampled, warm, warm+n) }); err != nil {
+	if a.Sample, a.SampleCPU, err = l.onSlowest(n, func() error { return l.sampleAlone(tasks, sampled, warm, warm+n) }); err != nil {
 		return a, err
 	}
 	gathered := make([]*gatheredBatch, warm+n)
@@ -87,13 +132,32 @@ func (l *Loader) measureAlone(n int) (StagesAlone, error) {
 	if err := gather(0, warm); err != nil {
 		return a, err
 	}
-	if a.Gather, err = l.onSlowest(n, func() error { return gather(warm, warm+n) }); err != nil {
+	// The stores' rows are touched first, as a pipeline that has run a
+	// while finds them mapped; so are the timed batches' host buffers: the
+	// pipeline's buffers go round a pool, so its gathers do not wait for
+	// the system to map fresh pages (which, here, would be most of the
+	// stage's time).
+	for _, st := range l.stores {
+		if st != nil {
+			l.touched ^= st.Touch()
+		}
+	}
+	for _, s := range sampled[warm : warm+n] {
+		size := len(s.batch.Blocks[0].Nodes) * l.rowBytes // at least the rows it fetches
+		h := &hostBuffer{rows: make([]byte, size)}
+		for i := 0; i < len(h.rows); i += 4096 {
+			h.rows[i] = 1
+		}
+		l.stats.hostAlloc(int64(cap(h.rows)))
+		l.spare = append(l.spare, h)
+	}
+	if a.Gather, a.GatherCPU, err = l.onSlowest(n, func() error { return gather(warm, warm+n) }); err != nil {
 		return a, err
 	}
 	if err := device(0, warm); err != nil {
 		return a, err
 	}
-	a.Device, err = l.onSlowest(n, func() error { return device(warm, warm+n) })
+	a.Device, a.DeviceCPU, err = l.onSlowest(n, func() error { return device(warm, warm+n) })
 	return a, err
 }
 
@@ -126,14 +190,52 @@ func (l *Loader) sampleAlone(tasks []sampler.Task, out []sampled, from, to int) 
 
 // onSlowest times fn on every rank after a barrier and returns the slowest
 // rank's time per batch of n batches.
-func (l *Loader) onSlowest(n int, fn func() error) (time.Duration, error) {
+func (l *Loader) onSlowest(n int, fn func() error) (wall, cpu time.Duration, err error) {
 	if err := l.c.Barrier(); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	t0 := time.Now()
+	t0, c0 := time.Now(), processCPU()
 	if err := fn(); err != nil {
-		return 0, fmt.Errorf("prefetch: a stage alone: %w", err)
+		return 0, 0, fmt.Errorf("prefetch: a stage alone: %w", err)
 	}
 	ns, err := collective.Max(l.c, int64(time.Since(t0)))
-	return time.Duration(ns / int64(n)), err
+	if err != nil {
+		return 0, 0, err
+	}
+	cns, err := collective.Max(l.c, int64(processCPU()-c0))
+	return time.Duration(ns / int64(n)), time.Duration(cns / int64(n)), err
+}
+
+// machineCPUs returns the machine's online CPUs (runtime.NumCPU, which
+// counts those the process may run on, where the system will not say).
+func machineCPUs() int {
+	b, err := os.ReadFile("/sys/devices/system/cpu/online")
+	if err != nil {
+		return runtime.NumCPU()
+	}
+	n := 0
+	for _, r := range strings.Split(strings.TrimSpace(string(b)), ",") {
+		lo, hi, isRange := strings.Cut(r, "-")
+		a, errA := strconv.Atoi(lo)
+		z := a
+		var errZ error
+		if isRange {
+			z, errZ = strconv.Atoi(hi)
+		}
+		if errA != nil || errZ != nil || z < a {
+			return runtime.NumCPU()
+		}
+		n += z - a + 1
+	}
+	return max(n, 1)
+}
+
+// processCPU returns the CPU time the process took so far, user and
+// system, all threads (0 where the system will not say).
+func processCPU() time.Duration {
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -163,6 +163,15 @@ func (l *Loader) getHostBuffer(n int) *hostBuffer {
 		l.stats.hostAlloc(-int64(cap(h.rows)))
 	default:
 	}
+	for len(l.spare) > 0 {
+		h := l.spare[len(l.spare)-1]
+		l.spare = l.spare[:len(l.spare)-1]
+		if cap(h.rows) >= n {
+			h.rows = h.rows[:n]
+			return h
+		}
+		l.stats.hostAlloc(-int64(cap(h.rows)))
+	}
 	h := &hostBuffer{rows: make([]byte, n, n+n/8)}
 	l.stats.hostAlloc(int64(cap(h.rows)))
 	return h

@@ -109,6 +109,8 @@ type Loader struct {
 	stream   cuda.Stream
 	vstream  cuda.Stream      // Verify's (the trainer's goroutine)
 	hostPool chan *hostBuffer // gathered rows whose copies completed, for reuse
+	spare    []*hostBuffer    // buffers made ahead (MeasureStagesAlone), taken before new ones
+	touched  byte             // what MeasureStagesAlone read of the stores, kept so that it reads
 
 	ctx    context.Context
 	cancel context.CancelFunc

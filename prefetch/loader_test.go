@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -439,6 +440,13 @@ func TestMeasureStagesAlone(t *testing.T) {
 			if a.Batches != 3 || a.Sample <= 0 || a.Gather <= 0 || a.Device <= 0 || a.Slowest() > a.Sum() {
 				return fmt.Errorf("%s: stages alone %+v", tr, a)
 			}
+			// The in-process world's two ranks share one process's CPUs.
+			if want := min(float64(runtime.NumCPU()), float64(machineCPUs())/2); a.CPU() <= 0 || a.Cores != want {
+				return fmt.Errorf("%s: CPU %v on %v cores per rank, want more than 0 on %v", tr, a.CPU(), a.Cores, want)
+			}
+			if bound, by := a.Bound(); bound < a.Slowest() || (by == "cores") != (float64(a.CPU())/a.Cores > float64(a.Slowest())) {
+				return fmt.Errorf("%s: bound %v set by %s, the slowest stage %v, CPU %v on %v cores", tr, bound, by, a.Slowest(), a.CPU(), a.Cores)
+			}
 			if err := dev.Close(); err != nil { // fails while buffers or streams are open
 				return err
 			}
@@ -520,5 +528,26 @@ func TestLoaderTrainsEveryNode(t *testing.T) {
 		if !slices.Equal(seeds[e], want) || trained[e] != items {
 			t.Errorf("epoch %d: the trainers got %d seeds (Trained says %d), not the %d training nodes once each", e, len(seeds[e]), trained[e], len(want))
 		}
+	}
+}
+
+// The bound is the slowest stage alone, or the stages' CPU time over the
+// rank's cores where that is longer.
+func TestStagesAloneBound(t *testing.T) {
+	ms := time.Millisecond
+	a := StagesAlone{Sample: 10 * ms, Gather: 6 * ms, Device: 1 * ms, SampleCPU: 20 * ms, GatherCPU: 6 * ms, DeviceCPU: 1 * ms}
+	for _, c := range []struct {
+		cores float64
+		want  time.Duration
+		by    string
+	}{{1, 27 * ms, "cores"}, {2, 13500 * time.Microsecond, "cores"}, {4, 10 * ms, "sample"}, {0, 10 * ms, "sample"}} {
+		a.Cores = c.cores
+		if got, by := a.Bound(); got != c.want || by != c.by {
+			t.Errorf("%v cores: bound %v set by %s, want %v by %s", c.cores, got, by, c.want, c.by)
+		}
+	}
+	a.Gather, a.Cores = 12*ms, 4
+	if got, by := a.Bound(); got != 12*ms || by != "gather" {
+		t.Errorf("bound %v set by %s, want 12ms by gather", got, by)
 	}
 }

@@ -68,11 +68,15 @@ func Gnnrun(dir string, more ...[2]string) (string, error) {
 // shared memory and TCP, oversubscribed: benchmarks run more ranks than a
 // small machine has cores). A build without MPI (tag nompi) has only worlds
 // of one (CheckRanks): it starts args directly.
-func Launch(np int, args ...string) (*exec.Cmd, error) {
+func Launch(np int, args ...string) (*exec.Cmd, error) { return launchWith(np, nil, args) }
+
+// launchWith is Launch with more mpirun options.
+func launchWith(np int, more []launch.MPIRunOption, args []string) (*exec.Cmd, error) {
 	if !rank.MPI {
 		return exec.Command(args[0], args[1:]...), nil
 	}
-	line, err := launch.MPIRun(args, launch.NP(np), launch.Oversubscribe(true), launch.MCA("btl", "self,vader,tcp"))
+	opts := append([]launch.MPIRunOption{launch.NP(np), launch.Oversubscribe(true), launch.MCA("btl", "self,vader,tcp")}, more...)
+	line, err := launch.MPIRun(args, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -81,8 +85,17 @@ func Launch(np int, args ...string) (*exec.Cmd, error) {
 
 // Output runs args on np ranks and returns their stdout; stderr passes
 // through.
-func Output(np int, args ...string) ([]byte, error) {
-	cmd, err := Launch(np, args...)
+func Output(np int, args ...string) ([]byte, error) { return output(np, nil, args) }
+
+// OutputSpread is Output with every rank given its share of the machine's
+// cores (launch.SpreadCores), where mpirun would bind each to one: for
+// programs that run several threads of work per rank.
+func OutputSpread(np int, args ...string) ([]byte, error) {
+	return output(np, []launch.MPIRunOption{launch.SpreadCores()}, args)
+}
+
+func output(np int, more []launch.MPIRunOption, args []string) ([]byte, error) {
+	cmd, err := launchWith(np, more, args)
 	if err != nil {
 		return nil, err
 	}

@@ -26,6 +26,10 @@ import (
 	"gnnrun/bench/driver"
 )
 
+// balance is the partitions' constraints (those of the published
+// bench/results/loader.md).
+const balance = "nodes,train"
+
 type options struct {
 	scales, ranks, dir, out, fanouts string
 	parts, batch, perEpoch, alone    int
@@ -34,7 +38,7 @@ type options struct {
 func main() {
 	var o options
 	flag.StringVar(&o.scales, "scale", "20,22", "R-MAT scales, comma-separated")
-	flag.StringVar(&o.ranks, "np", "2,4", "rank counts, comma-separated")
+	flag.StringVar(&o.ranks, "np", "1,2,4", "rank counts, comma-separated")
 	flag.IntVar(&o.parts, "parts", 4, "partitions K")
 	flag.StringVar(&o.fanouts, "fanouts", "15,10,5", "fanouts, the hop nearest the seeds first")
 	flag.IntVar(&o.batch, "batch-size", 1024, "seeds per batch")
@@ -78,10 +82,16 @@ type loaderReport struct {
 		Fill float64 `json:"mean_queue_fill"`
 	} `json:"stages"`
 	Alone *struct {
-		Sample   float64 `json:"sample_s"`
-		Gather   float64 `json:"gather_s"`
-		Device   float64 `json:"device_s"`
-		Pipeline float64 `json:"pipeline_s"`
+		Sample    float64 `json:"sample_s"`
+		Gather    float64 `json:"gather_s"`
+		Device    float64 `json:"device_s"`
+		Pipeline  float64 `json:"pipeline_s"`
+		SampleCPU float64 `json:"sample_cpu_s"`
+		GatherCPU float64 `json:"gather_cpu_s"`
+		DeviceCPU float64 `json:"device_cpu_s"`
+		Cores     float64 `json:"cores_per_rank"`
+		Bound     float64 `json:"bound_s"`
+		BoundBy   string  `json:"bound_by"`
 	} `json:"stages_alone_per_batch"`
 }
 
@@ -125,7 +135,7 @@ func run(o options) error {
 	}
 	var results []result
 	for _, sc := range scales {
-		parts, err := driver.Partitioned(bin, o.dir, "-f128", sc, o.parts, "nodes,train", "--feat-dim", "128")
+		parts, err := driver.Partitioned(bin, o.dir, "-f128", sc, o.parts, balance, "--feat-dim", "128")
 		if err != nil {
 			return err
 		}
@@ -160,7 +170,7 @@ func measure(o options, bin, parts string, sc, np int, nodes int64) (result, err
 		rep := filepath.Join(o.dir, fmt.Sprintf("report-%d-%d-%s.json", sc, np, name))
 		full := append([]string{bin, "loader", parts, "--fanouts", o.fanouts, "--batch-size", fmt.Sprint(o.batch),
 			"--epochs", "2", "--batches-per-epoch", fmt.Sprint(o.perEpoch), "--report", rep}, args...)
-		out, err := driver.Output(np, full...)
+		out, err := driver.OutputSpread(np, full...) // the stages overlap on the rank's cores
 		if err != nil {
 			return loaderReport{}, err
 		}

@@ -20,12 +20,12 @@ func render(out string, results []result) error {
 	r0 := results[0]
 	var b strings.Builder
 	fmt.Fprintf(&b, "# The mini-batch pipeline (bench/loader)\n\n")
-	fmt.Fprintf(&b, "R-MAT (`gnnrun gen --feat-dim 128`: 128 float32 features, 512 B a row) in K = 4 partitions (`gnnrun partition --balance nodes,train`), "+
+	fmt.Fprintf(&b, "R-MAT (`gnnrun gen --feat-dim 128`: 128 float32 features, 512 B a row) in K = 4 partitions (`gnnrun partition --balance "+balance+"`), "+
 		"`gnnrun loader` with fanouts %s, batches of %d training nodes, %d batches per rank per epoch, 2 epochs a run, host device, default depths "+
 		"(2 sample workers, sample 8, gather 2, device 1), alltoall transport. Times are the slowest rank's.\n\n", r0.Fanouts, r0.Batch, r0.PerEpoch)
 	b.WriteString("## Throughput: the pipeline against its stages alone\n\n")
-	b.WriteString("*generation*: the pipeline's time per batch with no trainer (`--compute-ms 0`); *alone*: each stage run by itself over the same first batches (`--stages-alone`); the pipeline keeps pace with its slowest stage at ratio 1, and where the stages share the same cores it can do no better than the sum of their times.\n\n")
-	b.WriteString("| scale | ranks | generation ms/batch | sample alone | gather alone | device alone | slowest / generation | sum / generation | host buffers peak MB | device peak MB |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("*generation*: the pipeline's time per batch with no trainer (`--compute-ms 0`); *alone*: each stage run by itself over the same first batches (`--stages-alone`), its wall time and the CPU time the rank's process took (all threads); the pipeline keeps pace with its slowest stage at ratio 1, but no faster than its stages' CPU time over the cores each rank has (the machine's over its ranks): *bound* is the larger of the two, *set by* says which (a stage, or the cores).\n\n")
+	b.WriteString("| scale | ranks | generation ms/batch | sample alone | gather alone | device alone | CPU ms (sample+gather+device) | cores per rank | bound ms | set by | bound / generation | slowest / generation | sum / generation | host buffers peak MB | device peak MB |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range results {
 		g := r.Runs["alone"]
 		a := g.Alone
@@ -33,8 +33,9 @@ func render(out string, results []result) error {
 			return fmt.Errorf("scale %d P=%d: no stages-alone figures", r.Scale, r.Ranks)
 		}
 		slowest := max(a.Sample, a.Gather, a.Device)
-		fmt.Fprintf(&b, "| %d | %d | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.0f | %.0f |\n", r.Scale, r.Ranks, 1e3*g.perBatch(),
-			1e3*a.Sample, 1e3*a.Gather, 1e3*a.Device, slowest/g.perBatch(), (a.Sample+a.Gather+a.Device)/g.perBatch(), g.PeakHost/1e6, g.PeakDevice/1e6)
+		fmt.Fprintf(&b, "| %d | %d | %.1f | %.1f | %.1f | %.1f | %.1f+%.1f+%.1f | %.2g | %.1f | %s | %.2f | %.2f | %.2f | %.0f | %.0f |\n", r.Scale, r.Ranks, 1e3*g.perBatch(),
+			1e3*a.Sample, 1e3*a.Gather, 1e3*a.Device, 1e3*a.SampleCPU, 1e3*a.GatherCPU, 1e3*a.DeviceCPU, a.Cores, 1e3*a.Bound, a.BoundBy,
+			a.Bound/g.perBatch(), slowest/g.perBatch(), (a.Sample+a.Gather+a.Device)/g.perBatch(), g.PeakHost/1e6, g.PeakDevice/1e6)
 	}
 	b.WriteString("\n## The trainer's wait\n\n")
 	b.WriteString("A stand-in trainer holds each batch for a multiple of the generation time (`--compute-ms`); *wait*: the time it spent in `Next` after its first batch, over the run after its first batch (the steady state); *startup*: its wait for the first batch, while the pipeline filled; *first of epoch*: the mean wait for the first batch of the second epoch, against the mean of the other batches.\n\n")

@@ -349,13 +349,16 @@ func (r *loaderRun) report() error {
 		report.Count(int64(m.sum("moved"))), report.Bytes(int64(m.sum("moved_bytes"))))
 	e.printf("  memory in flight per rank at most: host gather buffers %s, device %s; batches in flight at most %d\n",
 		report.Bytes(int64(m.max("peak_host"))), report.Bytes(int64(m.max("peak_device"))), r.l.MaxInFlight())
-	var alone map[string]float64
+	var alone map[string]any
 	if a := r.alone; a != nil {
 		perBatch := slowest / max(m.max("batches"), 1)
-		e.printf("  stages alone over %d batches: sample %.2f ms, gather %.2f ms, device %.2f ms per batch; the pipeline %.2f ms: %.2f of the slowest stage's rate, %.2f of the sum's\n",
-			a.Batches, ms(a.Sample), ms(a.Gather), ms(a.Device), 1e3*perBatch, a.Slowest().Seconds()/perBatch, a.Sum().Seconds()/perBatch)
-		alone = map[string]float64{"batches": float64(a.Batches), "sample_s": a.Sample.Seconds(), "gather_s": a.Gather.Seconds(),
-			"device_s": a.Device.Seconds(), "pipeline_s": perBatch}
+		bound, by := a.Bound()
+		e.printf("  stages alone over %d batches: sample %.2f ms, gather %.2f ms, device %.2f ms per batch (CPU %.2f, %.2f, %.2f ms on %.3g cores per rank); the pipeline %.2f ms: %.2f of the slowest stage's rate, %.2f of the sum's, %.2f of the bound its cores allow (%.2f ms, set by %s)\n",
+			a.Batches, ms(a.Sample), ms(a.Gather), ms(a.Device), ms(a.SampleCPU), ms(a.GatherCPU), ms(a.DeviceCPU), a.Cores,
+			1e3*perBatch, a.Slowest().Seconds()/perBatch, a.Sum().Seconds()/perBatch, bound.Seconds()/perBatch, ms(bound), by)
+		alone = map[string]any{"batches": a.Batches, "sample_s": a.Sample.Seconds(), "gather_s": a.Gather.Seconds(),
+			"device_s": a.Device.Seconds(), "pipeline_s": perBatch, "sample_cpu_s": a.SampleCPU.Seconds(), "gather_cpu_s": a.GatherCPU.Seconds(),
+			"device_cpu_s": a.DeviceCPU.Seconds(), "cores_per_rank": a.Cores, "bound_s": bound.Seconds(), "bound_by": by}
 	}
 	perEpoch, items := r.l.Trained()
 	trained, err := r.f.reportTrained(e, perEpoch, items)
