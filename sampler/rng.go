@@ -34,11 +34,16 @@ func philox(c [4]uint32, k [2]uint32) [4]uint32 {
 			k0 += philoxW0
 			k1 += philoxW1
 		}
-		hi0, lo0 := bits.Mul32(philoxM0, c0)
-		hi1, lo1 := bits.Mul32(philoxM1, c2)
-		c0, c1, c2, c3 = hi1^c1^k0, lo1, hi0^c3^k1, lo0
+		c0, c1, c2, c3 = philoxRound(c0, c1, c2, c3, k0, k1)
 	}
 	return [4]uint32{c0, c1, c2, c3}
+}
+
+// philoxRound is one round of Philox4x32 under the round's key (k0, k1).
+func philoxRound(c0, c1, c2, c3, k0, k1 uint32) (uint32, uint32, uint32, uint32) {
+	hi0, lo0 := bits.Mul32(philoxM0, c0)
+	hi1, lo1 := bits.Mul32(philoxM1, c2)
+	return hi1 ^ c1 ^ k0, lo1, hi0 ^ c3 ^ k1, lo0
 }
 
 // philox2 returns philox of the counters c and c with c[0] = c0b under
@@ -54,12 +59,8 @@ func philox2(c [4]uint32, c0b uint32, k [2]uint32) (o, ob [4]uint32) {
 			k0 += philoxW0
 			k1 += philoxW1
 		}
-		ahi0, alo0 := bits.Mul32(philoxM0, a0)
-		bhi0, blo0 := bits.Mul32(philoxM0, b0)
-		ahi1, alo1 := bits.Mul32(philoxM1, a2)
-		bhi1, blo1 := bits.Mul32(philoxM1, b2)
-		a0, a1, a2, a3 = ahi1^a1^k0, alo1, ahi0^a3^k1, alo0
-		b0, b1, b2, b3 = bhi1^b1^k0, blo1, bhi0^b3^k1, blo0
+		a0, a1, a2, a3 = philoxRound(a0, a1, a2, a3, k0, k1)
+		b0, b1, b2, b3 = philoxRound(b0, b1, b2, b3, k0, k1)
 	}
 	return [4]uint32{a0, a1, a2, a3}, [4]uint32{b0, b1, b2, b3}
 }
