@@ -1,6 +1,7 @@
 package sampler
 
 import (
+	"gnnrun/shard"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -89,5 +90,25 @@ func TestDenseMarksStampWraps(t *testing.T) {
 	nodes, twice := d.number([]int64{4}, []int64{5, 3}, idx, []int64{4})
 	if twice >= 0 || !slices.Equal(nodes, []int64{4, 5, 3}) || !slices.Equal(idx, []int32{1, 2}) {
 		t.Fatalf("after the wrap: nodes %v idx %v twice %d", nodes, idx, twice)
+	}
+}
+
+// localID finds inner and halo nodes, by search in an ascending halo and
+// one by one in another.
+func TestViewLocalID(t *testing.T) {
+	for _, halo := range [][]int64{{20, 50, 70}, {50, 20, 70}} {
+		p := &shard.Partition{NumInner: 3, Lo: 10, Hi: 13, Local2Global: append([]int64{10, 11, 12}, halo...)}
+		v := &view{p: p, haloSorted: slices.IsSorted(halo)}
+		for _, g := range []int64{10, 12, 20, 50, 70, 13, 9, 60, 99} {
+			want, wantOK := int64(-1), false
+			for l, x := range p.Local2Global {
+				if x == g {
+					want, wantOK = int64(l), true
+				}
+			}
+			if l, ok := v.localID(g); ok != wantOK || (ok && l != want) {
+				t.Errorf("halo %v: localID(%d) = %d, %v, want %d, %v", halo, g, l, ok, want, wantOK)
+			}
+		}
 	}
 }

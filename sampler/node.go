@@ -38,8 +38,9 @@ type inEdges interface {
 	weights(t int, buf *[]float64) []float64
 	// eids of the type-t range, ascending.
 	eids(t int) []int64
-	// srcAt is the source of the i-th in-edge of the type-t range.
-	srcAt(t int, i int64) int64
+	// srcPositions appends to skip the positions, relative to the start
+	// of the type-t range, of the in-edges from src.
+	srcPositions(t int, src int64, skip []int64) []int64
 }
 
 // nodeDraws draws the in-edges of single nodes. It holds scratch memory;
@@ -107,12 +108,7 @@ func excludedPositions(e inEdges, t int, excl []Exclusion, skip []int64) []int64
 			}
 			continue
 		}
-		a, b := e.rangeOf(t)
-		for i := range b - a {
-			if e.srcAt(t, i) == x.Src {
-				skip = append(skip, i)
-			}
-		}
+		skip = e.srcPositions(t, x.Src, skip)
 	}
 	slices.Sort(skip)
 	return slices.Compact(skip)
@@ -190,7 +186,29 @@ func (n localNode) eids(t int) []int64 {
 	return n.v.p.EdgeIDs[a:b]
 }
 
-func (n localNode) srcAt(t int, i int64) int64 {
-	a, _ := n.rangeOf(t)
-	return n.v.src(a + i)
+// srcPositions finds src among the partition's local nodes once and scans
+// the range's local source indices for it: one sequential pass, where
+// resolving every in-edge's source to its global ID reads the halo's IDs
+// at random (a hub's range is most of a reverse exclusion's cost).
+func (n localNode) srcPositions(t int, src int64, skip []int64) []int64 {
+	l, ok := n.v.localID(src)
+	if !ok {
+		return skip // no in-edge of this partition comes from src
+	}
+	a, b := n.rangeOf(t)
+	p := n.v.p
+	if p.Indices32 != nil {
+		for i, x := range p.Indices32[a:b] {
+			if int64(x) == l {
+				skip = append(skip, int64(i))
+			}
+		}
+		return skip
+	}
+	for i, x := range p.Indices64[a:b] {
+		if x == l {
+			skip = append(skip, int64(i))
+		}
+	}
+	return skip
 }

@@ -689,7 +689,14 @@ func (n *rmaNode) weights(t int, _ *[]float64) []float64 { return n.types[t].w }
 
 func (n *rmaNode) eids(t int) []int64 { return n.types[t].eids }
 
-func (n *rmaNode) srcAt(t int, i int64) int64 { return n.types[t].srcs[i] }
+func (n *rmaNode) srcPositions(t int, src int64, skip []int64) []int64 {
+	for i, s := range n.types[t].srcs {
+		if s == src {
+			skip = append(skip, int64(i))
+		}
+	}
+	return skip
+}
 
 // decodeIndices widens little-endian indices of size bytes to int64.
 func decodeIndices(raw []byte, size int) []int64 {

@@ -3,6 +3,7 @@ package sampler
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"gnnrun/graph"
 	"gnnrun/shard"
@@ -18,6 +19,9 @@ type view struct {
 	p      *shard.Partition
 	etypes int
 	tptr   []int64
+	// haloSorted says the halo nodes are numbered in ascending global ID
+	// (as dispatch writes them), so localID can search them.
+	haloSorted bool
 	// Weights by CSC position when sampling by an edge array: a view of
 	// the file when it is one float32 or float64 array in CSC order (one
 	// edge type), else a float64 copy.
@@ -28,6 +32,7 @@ type view struct {
 // newView prepares partition p for sampling with o.
 func newView(p *shard.Partition, o *Options) (*view, error) {
 	v := &view{p: p, etypes: len(p.Config.EdgeTypes)}
+	v.haloSorted = slices.IsSorted(p.Local2Global[p.NumInner:])
 	var err error
 	if v.tptr, err = typedIndptr(p, v.etypes); err != nil {
 		return nil, err
@@ -168,6 +173,23 @@ func (v *view) src(q int64) int64 {
 		return v.p.Lo + l
 	}
 	return v.p.Local2Global[l]
+}
+
+// localID returns global node g's local ID in the partition, and whether
+// it is one of its nodes (inner, or a halo node, searched for in the
+// ascending halo, or one by one where the halo is not ascending).
+func (v *view) localID(g int64) (int64, bool) {
+	p := v.p
+	if g >= p.Lo && g < p.Lo+p.NumInner {
+		return g - p.Lo, true
+	}
+	halo := p.Local2Global[p.NumInner:]
+	if v.haloSorted {
+		i, found := slices.BinarySearch(halo, g)
+		return p.NumInner + int64(i), found
+	}
+	i := slices.Index(halo, g)
+	return p.NumInner + int64(i), i >= 0
 }
 
 // rangeOf returns the CSC positions of inner node local's in-edges of type
