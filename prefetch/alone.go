@@ -9,9 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"gnnrun/collective"
+	"gnnrun/internal/proc"
 	"gnnrun/sampler"
 	"gnnrun/shard"
 )
@@ -194,7 +193,7 @@ func (l *Loader) onSlowest(n int, fn func() error) (wall, cpu time.Duration, err
 	if err := l.c.Barrier(); err != nil {
 		return 0, 0, err
 	}
-	t0, c0 := time.Now(), processCPU()
+	t0, c0 := time.Now(), proc.CPU()
 	if err := fn(); err != nil {
 		return 0, 0, fmt.Errorf("prefetch: a stage alone: %w", err)
 	}
@@ -202,7 +201,7 @@ func (l *Loader) onSlowest(n int, fn func() error) (wall, cpu time.Duration, err
 	if err != nil {
 		return 0, 0, err
 	}
-	cns, err := collective.Max(l.c, int64(processCPU()-c0))
+	cns, err := collective.Max(l.c, int64(proc.CPU()-c0))
 	return time.Duration(ns / int64(n)), time.Duration(cns / int64(n)), err
 }
 
@@ -228,14 +227,4 @@ func machineCPUs() int {
 		n += z - a + 1
 	}
 	return max(n, 1)
-}
-
-// processCPU returns the CPU time the process took so far, user and
-// system, all threads (0 where the system will not say).
-func processCPU() time.Duration {
-	var ru unix.Rusage
-	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

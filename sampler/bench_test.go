@@ -12,6 +12,7 @@ import (
 	"gnnrun/collective"
 	"gnnrun/graph"
 	"gnnrun/graphio"
+	"gnnrun/internal/proc"
 	"gnnrun/internal/testgraph"
 	"gnnrun/shard"
 )
@@ -120,7 +121,7 @@ func benchSample(b *testing.B, o Options) {
 		tasks := plan.Epoch(1, 0)
 		var last []*Batch
 		b.ResetTimer()
-		t0, c0, f0 := time.Now(), cpuSeconds(), pageFaults()
+		t0, c0, f0 := time.Now(), proc.CPU().Seconds(), pageFaults()
 		for i := range b.N {
 			bt, err := sm.SampleTask(tasks[i%len(tasks)])
 			if err != nil {
@@ -131,7 +132,7 @@ func benchSample(b *testing.B, o Options) {
 			}
 			last = append(last, bt)
 		}
-		secs, cpu, faults := time.Since(t0).Seconds(), cpuSeconds()-c0, pageFaults()-f0
+		secs, cpu, faults := time.Since(t0).Seconds(), proc.CPU().Seconds()-c0, pageFaults()-f0
 		b.StopTimer()
 		b.ReportMetric(float64(faults)/float64(b.N), "faults/op")
 		edges := sm.Stats().Edges
@@ -143,16 +144,6 @@ func benchSample(b *testing.B, o Options) {
 		b.ReportMetric(1e9*limitCPU/float64(reads), "limit-cpu-ns/edge")
 		return nil
 	})
-}
-
-// cpuSeconds returns the CPU time of the process so far: what a benchmark
-// cost, whatever else shares the machine's cores.
-func cpuSeconds() float64 {
-	var u syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
-		return 0
-	}
-	return time.Duration(u.Utime.Nano() + u.Stime.Nano()).Seconds()
 }
 
 // pageFaults returns the minor page faults of the process so far.
@@ -188,7 +179,7 @@ func limitLoop(s *shard.Served, batches []*Batch) (float64, float64, int64) {
 	}
 	x := uint64(0x9e3779b97f4a7c15)
 	var sum, reads int64
-	t0, c0 := time.Now(), cpuSeconds()
+	t0, c0 := time.Now(), proc.CPU().Seconds()
 	for _, v := range visits {
 		a, b := v.p.Indptr[v.local], v.p.Indptr[v.local+1]
 		n := uint64(b - a)
@@ -200,7 +191,7 @@ func limitLoop(s *shard.Served, batches []*Batch) (float64, float64, int64) {
 		}
 		reads += int64(v.edges)
 	}
-	secs, cpu := time.Since(t0).Seconds(), cpuSeconds()-c0
+	secs, cpu := time.Since(t0).Seconds(), proc.CPU().Seconds()-c0
 	if sum == 42 {
 		fmt.Fprint(os.Stderr, "")
 	}

@@ -30,12 +30,12 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"gnnrun/bench/driver"
 	"gnnrun/collective"
 	"gnnrun/graphio"
+	"gnnrun/internal/proc"
 	"gnnrun/rank"
 	"gnnrun/report"
 )
@@ -126,7 +126,7 @@ func workerRead(dir string) error {
 		return err
 	}
 	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) // reset VmHWM
-	cpu0 := cpuSeconds()
+	cpu0 := proc.CPU().Seconds()
 	start := time.Now()
 	g, err := graphio.Read(c, dir, graphio.SkipData(true))
 	if err != nil {
@@ -136,7 +136,7 @@ func workerRead(dir string) error {
 		return err
 	}
 	secs := time.Since(start).Seconds()
-	cpu := cpuSeconds() - cpu0
+	cpu := proc.CPU().Seconds() - cpu0
 	e := g.Edges
 	share := int64(8*len(e.Src) + 8*len(e.Dst) + 8*len(e.ID) + 2*len(e.Type) + 4*len(e.Weight))
 	m := rankMeasure{Rank: c.Rank(), Edges: int64(e.Len()), ShareBytes: share, PeakRSS: report.PeakRSS(), CPUSeconds: cpu}
@@ -158,15 +158,6 @@ func workerRead(dir string) error {
 		fmt.Println(string(b))
 	}
 	return rank.Finalize()
-}
-
-// cpuSeconds returns the user and system time this process has used.
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
 
 func world() (*collective.Comm, error) {

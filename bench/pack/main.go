@@ -22,9 +22,9 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
+	"gnnrun/internal/proc"
 	"gnnrun/pack"
 )
 
@@ -118,9 +118,9 @@ func timed[T any](reps int, fn func() (T, error)) (T, time.Duration, time.Durati
 	bestWall, bestCPU := time.Duration(1<<62), time.Duration(0)
 	for range max(reps, 1) {
 		runtime.GC()
-		c0, t0 := cpuTime(), time.Now()
+		c0, t0 := proc.CPU(), time.Now()
 		v, err := fn()
-		wall, cpu := time.Since(t0), cpuTime()-c0
+		wall, cpu := time.Since(t0), proc.CPU()-c0
 		if err != nil {
 			return best, 0, 0, err
 		}
@@ -129,12 +129,6 @@ func timed[T any](reps int, fn func() (T, error)) (T, time.Duration, time.Durati
 		}
 	}
 	return best, bestWall, bestCPU, nil
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func measure(name string, h pack.Histogram, reps int) (row, error) {

@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"runtime/pprof"
 	"time"
 
 	"gnnrun/collective"
+	"gnnrun/internal/proc"
 	"gnnrun/rank"
 	"gnnrun/sampler"
 	"gnnrun/shard"
@@ -155,7 +155,7 @@ func runWorker(o workerOptions) error {
 	before := sm.Stats()
 	var dsts []destinations
 	var secs float64
-	stop, err := startProfile(o.cpuProfile, c.Rank())
+	stop, err := proc.StartCPUProfile(o.cpuProfile, c.Rank())
 	if err != nil {
 		return err
 	}
@@ -315,21 +315,4 @@ func gather(c *collective.Comm, r workerResult) (workerResult, error) {
 		*idst[i] = all
 	}
 	return out, nil
-}
-
-// startProfile starts this rank's CPU profile into prefix.<rank> when a
-// prefix is given, and returns what stops it.
-func startProfile(prefix string, rank int) (func(), error) {
-	if prefix == "" {
-		return func() {}, nil
-	}
-	f, err := os.Create(fmt.Sprintf("%s.%d", prefix, rank))
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

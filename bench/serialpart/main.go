@@ -22,9 +22,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
+	"gnnrun/internal/proc"
 	"gnnrun/parmetis/serial"
 )
 
@@ -190,9 +190,9 @@ func compare(in *input, k, seeds int, gp, tmp string) (row, error) {
 
 func runOurs(in *input, k, seed int, tmp string) (result, string, error) {
 	runtime.GC()
-	c0, t0 := cpuSeconds(), time.Now()
+	c0, t0 := proc.CPU().Seconds(), time.Now()
 	part, st, err := serial.PartitionStats(in.g, serial.Options{Parts: k, Seed: uint64(seed), Threads: threads})
-	wall, secs := time.Since(t0).Seconds(), cpuSeconds()-c0
+	wall, secs := time.Since(t0).Seconds(), proc.CPU().Seconds()-c0
 	if err != nil {
 		return result{}, "", fmt.Errorf("%s k=%d seed %d: %v", in.name, k, seed, err)
 	}
@@ -203,15 +203,6 @@ func runOurs(in *input, k, seed int, tmp string) (result, string, error) {
 	res, err := measure(in, path, k)
 	res.secs, res.wall = secs, wall
 	return res, st.Timers.String(), err
-}
-
-// cpuSeconds returns the user and system CPU time of this process.
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
 
 // measure recomputes cut and imbalance from a .part file, without the

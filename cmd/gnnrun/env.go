@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -16,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"gnnrun/collective"
+	"gnnrun/internal/proc"
 	"gnnrun/rank"
 	"gnnrun/report"
 )
@@ -136,18 +136,7 @@ func (e *env) stage(name string) func() {
 // startProfile starts the CPU profile asked for with --cpuprofile and
 // returns the function that stops it.
 func (e *env) startProfile() (func(), error) {
-	if e.flags.cpuProfile == "" {
-		return func() {}, nil
-	}
-	f, err := os.Create(fmt.Sprintf("%s.%d", e.flags.cpuProfile, e.comm.Rank()))
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+	return proc.StartCPUProfile(e.flags.cpuProfile, e.comm.Rank())
 }
 
 // finish writes the report if one was asked for; it is collective.
