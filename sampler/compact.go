@@ -44,6 +44,9 @@ type denseMarks struct {
 	stamp uint32
 }
 
+// markNumber is the bits of a mark below its stamp: the number or entry.
+const markNumber = 1<<32 - 1
+
 // newDenseMarks returns the marks of the nodes [lo, hi), or nil when the
 // span is empty or more than twice the inner nodes in it, inner.
 func newDenseMarks(lo, hi, inner int64) *denseMarks {
@@ -91,7 +94,7 @@ func (d *denseMarks) number(dst, src []int64, idx []int32, nodes []int64) ([]int
 	mark, lo := d.mark, d.lo
 	for i, v := range dst {
 		m := &mark[v-lo]
-		if *m&^(1<<32-1) == stamp {
+		if *m&^markNumber == stamp {
 			return nodes, i
 		}
 		*m = stamp | uint64(i)
@@ -107,8 +110,8 @@ func (d *denseMarks) number(dst, src []int64, idx []int32, nodes []int64) ([]int
 	for k, v := range src {
 		m := &mark[v-lo]
 		num, fresh := uint64(n), 1
-		if *m&^(1<<32-1) == stamp {
-			num, fresh = *m&(1<<32-1), 0
+		if *m&^markNumber == stamp {
+			num, fresh = *m&markNumber, 0
 		}
 		*m = stamp | num
 		idx[k] = int32(num)
@@ -128,7 +131,7 @@ func (d *denseMarks) firsts(dst, src []int64, first []int32, keys []uint64) ([]u
 	var maxID int64
 	for i, v := range dst {
 		if u := uint64(v - lo); u < span {
-			if mark[u]&^(1<<32-1) == stamp {
+			if mark[u]&^markNumber == stamp {
 				return keys, 0, i
 			}
 			mark[u] = stamp | uint64(i)
@@ -141,7 +144,7 @@ func (d *denseMarks) firsts(dst, src []int64, first []int32, keys []uint64) ([]u
 	for k, v := range src {
 		e := len(dst) + k
 		if u := uint64(v - lo); u < span {
-			if m := mark[u]; m&^(1<<32-1) == stamp {
+			if m := mark[u]; m&^markNumber == stamp {
 				first[e] = int32(uint32(m))
 			} else {
 				mark[u] = stamp | uint64(e)

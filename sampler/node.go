@@ -198,17 +198,17 @@ func (n localNode) srcPositions(t int, src int64, skip []int64) []int64 {
 	a, b := n.rangeOf(t)
 	p := n.v.p
 	if p.Indices32 != nil {
-		for i, x := range p.Indices32[a:b] {
-			if int64(x) == l {
-				skip = append(skip, int64(i))
-			}
-		}
-		return skip
+		return appendPositionsOf(skip, p.Indices32[a:b], l)
 	}
-	for i, x := range p.Indices64[a:b] {
-		if x == l {
-			skip = append(skip, int64(i))
+	return appendPositionsOf(skip, p.Indices64[a:b], l)
+}
+
+// appendPositionsOf appends to out the positions of xs that hold x.
+func appendPositionsOf[T int32 | int64](out []int64, xs []T, x int64) []int64 {
+	for i, v := range xs {
+		if int64(v) == x {
+			out = append(out, int64(i))
 		}
 	}
-	return skip
+	return out
 }

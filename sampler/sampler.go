@@ -42,7 +42,7 @@ type Sampler struct {
 	lpos             []int64 // edge table entries of a layer's local draws, in frontier order
 	lpart, ltype     []int16 // ... their partitions (with Options.OrigEIDs) and edge types
 	local, far, all  edgeList
-	localAt, farAt   []int32 // per frontier node: its first edge in local or far, or -1
+	localAt          []int32 // per frontier node: its first edge in lpos, or -1 (drawn elsewhere)
 	parts            []int32 // per frontier node: its partition
 	sink             int64   // what touchRanges reads, kept so that it reads
 	counts, farCount []int32
