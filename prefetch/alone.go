@@ -39,13 +39,7 @@ func (a StagesAlone) CPU() time.Duration { return a.SampleCPU + a.GatherCPU + a.
 // rank's cores is longer (stages that share the cores cannot all run at
 // their rate alone).
 func (a StagesAlone) Bound() (time.Duration, string) {
-	slowest, name := a.Sample, "sample"
-	if a.Gather > slowest {
-		slowest, name = a.Gather, "gather"
-	}
-	if a.Device > slowest {
-		slowest, name = a.Device, "device"
-	}
+	slowest, name := a.slowest()
 	if a.Cores > 0 {
 		if c := time.Duration(float64(a.CPU()) / a.Cores); c > slowest {
 			return c, "cores"
@@ -55,7 +49,22 @@ func (a StagesAlone) Bound() (time.Duration, string) {
 }
 
 // Slowest returns the longest time per batch of a stage.
-func (a StagesAlone) Slowest() time.Duration { return max(a.Sample, a.Gather, a.Device) }
+func (a StagesAlone) Slowest() time.Duration {
+	t, _ := a.slowest()
+	return t
+}
+
+// slowest returns the longest time per batch of a stage, and the stage.
+func (a StagesAlone) slowest() (time.Duration, string) {
+	t, name := a.Sample, "sample"
+	if a.Gather > t {
+		t, name = a.Gather, "gather"
+	}
+	if a.Device > t {
+		t, name = a.Device, "device"
+	}
+	return t, name
+}
 
 // Sum returns the stages' times per batch added up.
 func (a StagesAlone) Sum() time.Duration { return a.Sample + a.Gather + a.Device }

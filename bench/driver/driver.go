@@ -136,13 +136,18 @@ func PartitionedFile(bin, dir, name, in string, k int, balance string) (string, 
 	if _, err := os.Stat(in); err != nil {
 		return "", fmt.Errorf("the real graph: %w", err)
 	}
-	by := strings.ReplaceAll(balance, ",", "+")
-	asg := filepath.Join(dir, fmt.Sprintf("%s-asg%d-%s", name, k, by))
-	parts := filepath.Join(dir, fmt.Sprintf("%s-parts%d-%s", name, k, by))
+	asg, parts := assignmentDirs(filepath.Join(dir, name), k, balance)
 	return parts, runSteps([]step{
 		{filepath.Join(asg, "partition_meta.json"), []string{"partition", "--in", in, "--parts", fmt.Sprint(k), "--balance", balance, "--out", asg}},
 		{filepath.Join(parts, "prepared"), []string{"dispatch", "--in", in, "--assignment", asg, "--out", parts}},
 	}, bin)
+}
+
+// assignmentDirs names the assignment and partition directories of graph
+// g (a path) in k parts balanced on balance.
+func assignmentDirs(g string, k int, balance string) (asg, parts string) {
+	by := strings.ReplaceAll(balance, ",", "+")
+	return fmt.Sprintf("%s-asg%d-%s", g, k, by), fmt.Sprintf("%s-parts%d-%s", g, k, by)
 }
 
 // step is one gnnrun command of a preparation, skipped when done exists
@@ -179,9 +184,7 @@ func runSteps(steps []step, bin string) error {
 // genFlags apart.
 func Partitioned(bin, dir, name string, sc, k int, balance string, genFlags ...string) (string, error) {
 	g := filepath.Join(dir, fmt.Sprintf("rmat%d%s", sc, name))
-	by := strings.ReplaceAll(balance, ",", "+")
-	asg := g + fmt.Sprintf("-asg%d-%s", k, by)
-	parts := g + fmt.Sprintf("-parts%d-%s", k, by)
+	asg, parts := assignmentDirs(g, k, balance)
 	return parts, runSteps([]step{
 		{filepath.Join(g, "metadata.json"), append([]string{"gen", "--scale", fmt.Sprint(sc), "--classes", "10", "--out", g}, genFlags...)},
 		{filepath.Join(asg, "partition_meta.json"), []string{"partition", "--in", g, "--parts", fmt.Sprint(k), "--balance", balance, "--out", asg}},
