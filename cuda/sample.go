@@ -3,6 +3,7 @@ package cuda
 import (
 	"fmt"
 	"math"
+	"time"
 )
 
 // CSC is one partition's in-edges as GPUGraph samples them (the arrays of
@@ -36,6 +37,16 @@ type SampledBlock struct {
 	NumDst   int
 	Src, Dst []int32
 	Pos      []int64
+}
+
+// LayerTimes is where a GPUGraph's SampleLayer calls spent their time,
+// summed over the calls: drawing the edges (until their count is back on
+// the host), numbering the block's nodes (until its size is back), and
+// copying the block to the host. Each phase ends in a wait for the
+// stream, so the three add up to the calls' time.
+type LayerTimes struct {
+	Draw, Compact, CopyBack time.Duration
+	BytesBack               int64 // the blocks' bytes copied to the host
 }
 
 // check says what is wrong with c's array lengths.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"time"
 	"unsafe"
 )
 
@@ -25,7 +26,12 @@ type GPUGraph struct {
 	l2g  *gpuBuffer
 	bufs map[string]*gpuBuffer // per-layer arrays, grown as needed
 	k    sampleKernels
+	// spent sums the SampleLayer calls' phases (Spent).
+	spent LayerTimes
 }
+
+// Spent returns where the SampleLayer calls so far spent their time.
+func (g *GPUGraph) Spent() LayerTimes { return g.spent }
 
 // sampleKernel is a sampling kernel's handle and name.
 type sampleKernel struct {
@@ -156,10 +162,13 @@ func (g *GPUGraph) SampleLayer(frontier []int64, key [2]uint32, layer int, fanou
 
 func (g *GPUGraph) sampleLayer(frontier []int64, key [2]uint32, layer int, fanouts []int, replace bool) (*SampledBlock, error) {
 	nd := int64(len(frontier))
+	start := time.Now()
 	ne, err := g.draw(frontier, key, layer, fanouts, replace)
 	if err != nil {
 		return nil, err
 	}
+	drawn := time.Now()
+	g.spent.Draw += drawn.Sub(start)
 	if nd+ne > math.MaxInt32 {
 		return nil, fmt.Errorf("cuda: a block of %d destinations and %d edges: too many for int32 indices", nd, ne)
 	}
@@ -167,6 +176,8 @@ func (g *GPUGraph) sampleLayer(frontier []int64, key [2]uint32, layer int, fanou
 	if err != nil {
 		return nil, err
 	}
+	numbered := time.Now()
+	g.spent.Compact += numbered.Sub(drawn)
 	b := &SampledBlock{Nodes: make([]int64, nd+fresh), NumDst: int(nd), Src: make([]int32, ne), Dst: make([]int32, ne), Pos: make([]int64, ne)}
 	for _, c := range []struct {
 		host []byte
@@ -175,8 +186,11 @@ func (g *GPUGraph) sampleLayer(frontier []int64, key [2]uint32, layer int, fanou
 		if err := g.s.CopyToHost(c.host, g.bufs[c.name], 0); err != nil {
 			return nil, err
 		}
+		g.spent.BytesBack += int64(len(c.host))
 	}
-	return b, g.s.Sync()
+	err = g.s.Sync()
+	g.spent.CopyBack += time.Since(numbered)
+	return b, err
 }
 
 // draw counts each destination's edges, scans the counts into offsets

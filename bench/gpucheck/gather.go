@@ -11,6 +11,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"gnnrun/cuda"
 )
@@ -54,7 +57,10 @@ type widthResult struct {
 }
 
 // gather is step 2: the bandwidth of the device layer's row operations,
-// in process (the CUDA backend; the host backend in a dry run).
+// in process (the CUDA backend; the host backend in a dry run), from a
+// table in base pages, then GatherPinned again from one advised to take
+// huge pages: a random row is a page the GPU must translate, and with
+// 4 KiB pages nearly every row is one it has not seen.
 func (c *checker) gather(st *Step) error {
 	st.Commands = append(st.Commands, c.reproduce(2))
 	kind := cuda.CUDA
@@ -66,22 +72,24 @@ func (c *checker) gather(st *Step) error {
 	if err != nil {
 		return err
 	}
-	b, err := newGatherBench(dev, table, gathered)
+	b, err := newGatherBench(dev, table, gathered, false)
 	if err != nil {
 		return errors.Join(err, dev.Close())
 	}
-	err = c.gatherWidths(st, b)
-	return errors.Join(err, b.close(), dev.Close())
+	base, err := c.gatherWidths(st, b)
+	if err = errors.Join(err, b.close()); err == nil {
+		err = c.gatherHuge(st, dev, table, gathered, base)
+	}
+	return errors.Join(err, dev.Close())
 }
 
 // gatherWidths measures every width and records its figures.
-func (c *checker) gatherWidths(st *Step, b *gatherBench) error {
-	var results []widthResult
+func (c *checker) gatherWidths(st *Step, b *gatherBench) (results []widthResult, err error) {
 	defer func() { st.detail("widths", results) }()
 	for _, w := range gatherWidths {
-		r, err := b.width(w)
+		r, err := b.width(w, false)
 		if err != nil {
-			return fmt.Errorf("rows of %d bytes: %w", w, err)
+			return results, fmt.Errorf("rows of %d bytes: %w", w, err)
 		}
 		results = append(results, r)
 		st.Figures = append(st.Figures, fig(fmt.Sprintf("GatherPinned, %d-byte rows", w), r.GatherPinned, "GB/s").
@@ -89,7 +97,66 @@ func (c *checker) gatherWidths(st *Step, b *gatherBench) error {
 			withNote("HtoD %s, ScatterRows %s (host gather before it %s), CopyRows on the device %s GB/s",
 				num(r.HtoD), num(r.ScatterRows), num(r.HostGather), num(r.CopyRows)))
 	}
-	return nil
+	return results, nil
+}
+
+// gatherHuge measures GatherPinned at every width from a table advised to
+// take huge pages, against the base table's HtoD at that width, and says
+// how much of the table the kernel gave huge pages.
+func (c *checker) gatherHuge(st *Step, dev cuda.Device, table, gathered int64, base []widthResult) error {
+	b, err := newGatherBench(dev, table, gathered, true)
+	if err != nil {
+		return err
+	}
+	var results []widthResult
+	defer func() { st.detail("widths_huge_pages", results) }()
+	huge, herr := hugeBytes(b.table)
+	if herr != nil {
+		st.note("the huge-page table's huge pages unknown: %v", herr)
+	} else {
+		st.note("the table advised to take huge pages (MADV_HUGEPAGE) has %d of its %d MiB in them", huge>>20, table>>20)
+	}
+	for i, w := range gatherWidths {
+		r, err := b.width(w, true)
+		if err != nil {
+			return errors.Join(fmt.Errorf("rows of %d bytes, huge pages: %w", w, err), b.close())
+		}
+		r.HtoD = base[i].HtoD
+		r.Ratio = r.GatherPinned / r.HtoD
+		results = append(results, r)
+		st.Figures = append(st.Figures, fig(fmt.Sprintf("GatherPinned, %d-byte rows, table in huge pages", w), r.GatherPinned, "GB/s").
+			ratio("GatherPinned / HtoD", r.Ratio, ">=", gatherGoal).
+			withNote("%.2fx the base-page table's", r.GatherPinned/base[i].GatherPinned))
+	}
+	return b.close()
+}
+
+// hugeBytes reads from /proc/self/smaps how many bytes of the mapping
+// that starts at b's first byte are huge pages (AnonHugePages).
+func hugeBytes(b []byte) (int64, error) {
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	start := fmt.Sprintf("%x-", uintptr(unsafe.Pointer(&b[0])))
+	sc := bufio.NewScanner(f)
+	in := false
+	for sc.Scan() {
+		line := sc.Text()
+		if fields := strings.Fields(line); len(fields) > 0 && strings.Contains(fields[0], "-") && !strings.HasSuffix(fields[0], ":") {
+			in = strings.HasPrefix(line, start)
+			continue
+		}
+		if v, ok := strings.CutPrefix(line, "AnonHugePages:"); in && ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10, err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	return 0, fmt.Errorf("/proc/self/smaps has no mapping at %#x", uintptr(unsafe.Pointer(&b[0])))
 }
 
 // gatherSizes returns the table's and each gather's bytes: the flags',
@@ -148,7 +215,7 @@ type gatherBench struct {
 	stage, back, junk []byte
 }
 
-func newGatherBench(dev cuda.Device, table, gathered int64) (b *gatherBench, err error) {
+func newGatherBench(dev cuda.Device, table, gathered int64, huge bool) (b *gatherBench, err error) {
 	b = &gatherBench{dev: dev}
 	defer func() {
 		if err != nil {
@@ -157,6 +224,10 @@ func newGatherBench(dev cuda.Device, table, gathered int64) (b *gatherBench, err
 	}()
 	if b.table, err = syscall.Mmap(-1, 0, int(table), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANONYMOUS); err != nil {
 		return b, fmt.Errorf("mmap of a %d MiB table: %w", table>>20, err)
+	}
+	if huge {
+		// Advice only: where the kernel refuses it, hugeBytes says so.
+		_ = unix.Madvise(b.table, unix.MADV_HUGEPAGE)
 	}
 	rand.NewChaCha8([32]byte{'g', 'p', 'u'}).Read(b.table)
 	if b.pinned, err = dev.Register(b.table); err != nil {
@@ -201,7 +272,7 @@ func (b *gatherBench) close() error {
 
 // width times each operation on as many random rows of w bytes as fill
 // the destination, and checks each one's output once.
-func (b *gatherBench) width(w int) (widthResult, error) {
+func (b *gatherBench) width(w int, pinnedOnly bool) (widthResult, error) {
 	n := int(b.dst.Len()) / w
 	nb := int64(n) * int64(w)
 	r := widthResult{RowBytes: w, Rows: n, Bytes: nb}
@@ -235,6 +306,9 @@ func (b *gatherBench) width(w int) (widthResult, error) {
 		{"ScatterRows", &r.ScatterRows, func() error { return b.s.ScatterRows(b.dst, dst, b.stage[:nb], w) }, gathered},
 		{"CopyRows", &r.CopyRows, func() error { return b.s.CopyRows(b.dst, dst, b.devTable, src, w) }, gathered},
 	}
+	if pinnedOnly {
+		ops = ops[:1]
+	}
 	for _, op := range ops {
 		t, err := b.best(op.run)
 		if err != nil {
@@ -249,7 +323,9 @@ func (b *gatherBench) width(w int) (widthResult, error) {
 		}
 		r.Verified = append(r.Verified, op.name)
 	}
-	r.Ratio = r.GatherPinned / r.HtoD
+	if !pinnedOnly {
+		r.Ratio = r.GatherPinned / r.HtoD
+	}
 	return r, nil
 }
 

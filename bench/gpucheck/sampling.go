@@ -58,6 +58,10 @@ func (c *checker) sampling(st *Step) error {
 	st.Figures = append(st.Figures,
 		fig("GPU sampling", gpu, "edges/s").ratio("GPU / CPU sampler", gpu/cpu, ">=", sampleGoal).
 			withNote("%d edges in %s s; the CPU sampler %s edges/s", gs.Edges, num(gs.Seconds), num(cpu)))
+	calls := float64(gs.Batches * len(sampleFanouts))
+	st.note("per SampleLayer call (%d): drawing %s ms, numbering %s ms, the block back to the host %s ms (%s MiB, %s GB/s)",
+		int(calls), num(1e3*gs.DrawSeconds/calls), num(1e3*gs.CompactSeconds/calls), num(1e3*gs.CopyBackSeconds/calls),
+		num(float64(gs.BytesBack)/calls/(1<<20)), num(float64(gs.BytesBack)/gs.CopyBackSeconds/1e9))
 	return nil
 }
 
@@ -88,6 +92,12 @@ type gpuRun struct {
 	Batches int     `json:"batches"`
 	Edges   int64   `json:"edges"`
 	Seconds float64 `json:"seconds"`
+	// The timed calls' phases (cuda.LayerTimes), in seconds, and the
+	// bytes of the blocks copied back.
+	DrawSeconds     float64 `json:"draw_seconds"`
+	CompactSeconds  float64 `json:"compact_seconds"`
+	CopyBackSeconds float64 `json:"copy_back_seconds"`
+	BytesBack       int64   `json:"bytes_back"`
 }
 
 // gpuSampling opens the graph's one partition in a world of one, copies
@@ -128,9 +138,10 @@ func sampleOnGPU(dev cuda.Device, p *shard.Partition) (gpuRun, error) {
 	var r gpuRun
 	rng := rand.New(rand.NewPCG(5, 5))
 	var start time.Time
+	var warm cuda.LayerTimes
 	for b := range sampleBatches + 1 {
 		if b == 1 {
-			start, r = time.Now(), gpuRun{}
+			start, r, warm = time.Now(), gpuRun{}, gg.Spent()
 		}
 		frontier := seeds(rng, p.Lo, p.NumInner, sampleBatch)
 		for layer, f := range sampleFanouts {
@@ -147,6 +158,11 @@ func sampleOnGPU(dev cuda.Device, p *shard.Partition) (gpuRun, error) {
 		r.Batches++
 	}
 	r.Seconds = time.Since(start).Seconds()
+	spent := gg.Spent()
+	r.DrawSeconds = (spent.Draw - warm.Draw).Seconds()
+	r.CompactSeconds = (spent.Compact - warm.Compact).Seconds()
+	r.CopyBackSeconds = (spent.CopyBack - warm.CopyBack).Seconds()
+	r.BytesBack = spent.BytesBack - warm.BytesBack
 	return r, gg.Close()
 }
 
