@@ -3,11 +3,14 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
 	"time"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // GPUGraph is one partition's CSC in a GPU's memory, sampled a layer at a
@@ -26,6 +29,12 @@ type GPUGraph struct {
 	l2g  *gpuBuffer
 	bufs map[string]*gpuBuffer // per-layer arrays, grown as needed
 	k    sampleKernels
+	// back is host memory registered with the device (backPin) that a
+	// block is copied into on its way to the SampledBlock's slices: a copy
+	// to pageable memory goes through the driver's own staging at a few
+	// GB/s. Grown as needed.
+	back    []byte
+	backPin Pinned
 	// spent sums the SampleLayer calls' phases (Spent).
 	spent LayerTimes
 }
@@ -136,6 +145,7 @@ func (g *GPUGraph) Close() error {
 		keep(b.Free())
 		delete(g.bufs, name)
 	}
+	keep(g.freeBack())
 	return first
 }
 
@@ -179,18 +189,65 @@ func (g *GPUGraph) sampleLayer(frontier []int64, key [2]uint32, layer int, fanou
 	numbered := time.Now()
 	g.spent.Compact += numbered.Sub(drawn)
 	b := &SampledBlock{Nodes: make([]int64, nd+fresh), NumDst: int(nd), Src: make([]int32, ne), Dst: make([]int32, ne), Pos: make([]int64, ne)}
-	for _, c := range []struct {
+	parts := []struct {
 		host []byte
 		name string
-	}{{bytesOf(b.Nodes), "nodes"}, {bytesOf(b.Src), "bsrc"}, {bytesOf(b.Dst), "bdst"}, {bytesOf(b.Pos), "pos"}} {
-		if err := g.s.CopyToHost(c.host, g.bufs[c.name], 0); err != nil {
+	}{{bytesOf(b.Nodes), "nodes"}, {bytesOf(b.Src), "bsrc"}, {bytesOf(b.Dst), "bdst"}, {bytesOf(b.Pos), "pos"}}
+	total := 0
+	for _, c := range parts {
+		total += len(c.host)
+	}
+	if err := g.growBack(total); err != nil {
+		return nil, err
+	}
+	off := 0
+	for _, c := range parts {
+		if err := g.s.CopyToHost(g.back[off:off+len(c.host)], g.bufs[c.name], 0); err != nil {
 			return nil, err
 		}
-		g.spent.BytesBack += int64(len(c.host))
+		off += len(c.host)
 	}
-	err = g.s.Sync()
+	if err := g.s.Sync(); err != nil {
+		return nil, err
+	}
+	off = 0
+	for _, c := range parts {
+		off += copy(c.host, g.back[off:])
+	}
+	g.spent.BytesBack += int64(total)
 	g.spent.CopyBack += time.Since(numbered)
-	return b, err
+	return b, nil
+}
+
+// growBack makes the registered host memory hold at least n bytes.
+func (g *GPUGraph) growBack(n int) error {
+	if len(g.back) >= n {
+		return nil
+	}
+	if err := g.freeBack(); err != nil {
+		return err
+	}
+	size := (max(n+n/4, 1<<20) + 1<<16 - 1) &^ (1<<16 - 1)
+	mem, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return fmt.Errorf("cuda: %d bytes of host memory for the blocks: %w", size, err)
+	}
+	pin, err := g.dev.Register(mem)
+	if err != nil {
+		return errors.Join(err, unix.Munmap(mem))
+	}
+	g.back, g.backPin = mem, pin
+	return nil
+}
+
+// freeBack unregisters and unmaps the registered host memory, if any.
+func (g *GPUGraph) freeBack() error {
+	if g.back == nil {
+		return nil
+	}
+	err := errors.Join(g.backPin.Unregister(), unix.Munmap(g.back))
+	g.back, g.backPin = nil, nil
+	return err
 }
 
 // draw counts each destination's edges, scans the counts into offsets
