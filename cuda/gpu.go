@@ -452,7 +452,7 @@ func (s *gpuStream) launchRows(dst uint64, dstRows []int32, src uint64, srcRows 
 		srows = s.idx.ptr + uint64(4*n)
 	}
 	count, width := int32(n), int64(rowBytes)
-	grid, block := rowsGrid(n, rowBytes)
+	grid, block := rowsGrid(n)
 	params := []unsafe.Pointer{unsafe.Pointer(&dst), unsafe.Pointer(&drows), unsafe.Pointer(&src), unsafe.Pointer(&srows),
 		unsafe.Pointer(&count), unsafe.Pointer(&width)}
 	var pin runtime.Pinner

@@ -242,7 +242,7 @@ func writeRowCase(t *testing.T, dir string, c *rowCase, reverse int) string {
 			t.Fatal(err)
 		}
 	}
-	grid, block := rowsGrid(len(c.dstRows), c.rowBytes)
+	grid, block := rowsGrid(len(c.dstRows))
 	return fmt.Sprintf("%s %d %d %d %d %d %d %d %d %d %d\n", name, len(c.dstRows), c.rowBytes, grid, block, reverse,
 		len(c.dst), c.dstOff, srcLen, c.srcOff, srcRows)
 }

@@ -96,24 +96,11 @@ func choosePTX(fsys fs.FS, dir string, major, minor int) ([]modulePTX, error) {
 	return out, nil
 }
 
-// rowsBlock is the row kernel's block: 8 warps.
+// rowsBlock is the row kernel's block: 8 warps, a row each.
 const rowsBlock = 256
 
-// rowsGrid returns the grid and block of gnnrun_copy_rows over n rows of
-// rowBytes: a row takes rowLanes lanes, a warp 32/rowLanes rows (the CPU
-// harness launches with the same).
-func rowsGrid(n, rowBytes int) (grid, block uint32) {
-	perWarp := 32 / rowLanes(rowBytes)
-	warps := (n + perWarp - 1) / perWarp
-	return uint32((warps*32 + rowsBlock - 1) / rowsBlock), rowsBlock
-}
-
-// rowLanes is rows.cu's row_lanes: a lane per 16-byte word of the row,
-// rounded up to a power of two, from 1 to 32.
-func rowLanes(rowBytes int) int {
-	lanes := 1
-	for lanes < 32 && 16*lanes < rowBytes {
-		lanes *= 2
-	}
-	return lanes
+// rowsGrid returns the grid and block of gnnrun_copy_rows over n rows, one
+// warp per row (the CPU harness launches with the same).
+func rowsGrid(n int) (grid, block uint32) {
+	return uint32((n*32 + rowsBlock - 1) / rowsBlock), rowsBlock
 }

@@ -1,9 +1,5 @@
-// Row copies for the device cache: each row takes a group of a warp's
-// lanes (row_lanes: as many as the row has 16-byte words, rounded up to a
-// power of two, at most the warp's 32), the group's threads across the row
-// in the widest words the rows allow, so that a warp moves several narrow
-// rows at once. A warp's loads are what it keeps in flight: over PCIe, one
-// 128-byte row per warp holds the gather to a quarter of what four do. Row k goes from row
+// Row copies for the device cache: one warp per row, the warp's 32 threads
+// across the row in the widest words the row allows. Row k goes from row
 // src_rows[k] of src (k itself when src_rows is null) to row dst_rows[k] of
 // dst (k when dst_rows is null). It serves the scatter of gathered host rows
 // into their slots, the copy of rows by index between buffers (from the hot
@@ -13,7 +9,7 @@
 // matter most there).
 #include "compat.h"
 
-// GNN_ROW_PATH(row, word_bytes) is called by every thread of a row's group
+// GNN_ROW_PATH(row, word_bytes) is called by every thread of a row's warp
 // with the word size its copy takes; the CPU harness defines it to check
 // that every path ran. It is nothing on a GPU.
 #ifndef GNN_ROW_PATH
@@ -25,54 +21,40 @@
 // becomes two 8-byte ones.
 typedef int word16 __attribute__((ext_vector_type(4)));
 
-// row_lanes is the lanes a row of row_bytes takes: one per 16-byte word,
-// rounded up to a power of two, from 1 to 32. It depends on the width
-// alone (not on the word size alignment allows), so the launcher can size
-// the grid from it: rowsGrid in ptx.go is the same arithmetic.
-GNN_INLINE int row_lanes(i64 row_bytes) {
-    int lanes = 1;
-    while (lanes < 32 && 16 * (i64)lanes < row_bytes) lanes *= 2;
-    return lanes;
-}
-
 // copy_row_words copies row_bytes (a multiple of sizeof(W)) from from to to
-// in words of W, the group's lanes in turn: adjacent lanes take adjacent
-// words, so a group's loads and stores coalesce.
+// in words of W, lane by lane: adjacent lanes take adjacent words, so a
+// warp's loads and stores coalesce.
 template <typename W>
-GNN_INLINE void copy_row_words(char *to, const char *from, i64 row_bytes, int lane, int lanes) {
+GNN_INLINE void copy_row_words(char *to, const char *from, i64 row_bytes, int lane) {
     const W *f = (const W *)from;
     W *t = (W *)to;
     i64 words = row_bytes / (i64)sizeof(W);
-    for (i64 i = lane; i < words; i += lanes) t[i] = f[i];
+    for (i64 i = lane; i < words; i += 32) t[i] = f[i];
 }
 
 extern "C" __global__ void gnnrun_copy_rows(char *dst, const int *dst_rows, const char *src, const int *src_rows,
                                             int n, i64 row_bytes) {
-    int lanes = row_lanes(row_bytes);
-    i64 thread = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    // Warp w holds rows w*(32/lanes) on; lane l of it takes row l/lanes of
-    // those, as lane l%lanes of the row's group.
-    i64 row = (thread >> 5) * (32 / lanes) + (threadIdx.x & 31) / lanes;
-    int lane = threadIdx.x & (lanes - 1);
-    if (row >= n) return;
-    i64 s = src_rows ? (i64)src_rows[row] : row;
-    i64 d = dst_rows ? (i64)dst_rows[row] : row;
+    i64 warp = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    int lane = threadIdx.x & 31;
+    if (warp >= n) return;
+    i64 s = src_rows ? (i64)src_rows[warp] : warp;
+    i64 d = dst_rows ? (i64)dst_rows[warp] : warp;
     const char *from = src + s * row_bytes;
     char *to = dst + d * row_bytes;
     // A word size serves when both rows start on it and the row is whole
     // words of it.
     u64 align = (u64)from | (u64)to | (u64)row_bytes;
     if ((align & 15) == 0) {
-        GNN_ROW_PATH(row, 16);
-        copy_row_words<word16>(to, from, row_bytes, lane, lanes);
+        GNN_ROW_PATH(warp, 16);
+        copy_row_words<word16>(to, from, row_bytes, lane);
     } else if ((align & 7) == 0) {
-        GNN_ROW_PATH(row, 8);
-        copy_row_words<u64>(to, from, row_bytes, lane, lanes);
+        GNN_ROW_PATH(warp, 8);
+        copy_row_words<u64>(to, from, row_bytes, lane);
     } else if ((align & 3) == 0) {
-        GNN_ROW_PATH(row, 4);
-        copy_row_words<u32>(to, from, row_bytes, lane, lanes);
+        GNN_ROW_PATH(warp, 4);
+        copy_row_words<u32>(to, from, row_bytes, lane);
     } else {
-        GNN_ROW_PATH(row, 1);
-        copy_row_words<char>(to, from, row_bytes, lane, lanes);
+        GNN_ROW_PATH(warp, 1);
+        copy_row_words<char>(to, from, row_bytes, lane);
     }
 }
