@@ -94,8 +94,8 @@ func (c *checker) gatherWidths(st *Step, b *gatherBench) (results []widthResult,
 		results = append(results, r)
 		st.Figures = append(st.Figures, fig(fmt.Sprintf("GatherPinned, %d-byte rows", w), r.GatherPinned, "GB/s").
 			ratio("GatherPinned / HtoD", r.Ratio, ">=", gatherGoal).
-			withNote("HtoD %s, ScatterRows %s (host gather before it %s), CopyRows on the device %s GB/s",
-				num(r.HtoD), num(r.ScatterRows), num(r.HostGather), num(r.CopyRows)))
+			withNote("%s M rows/s; HtoD %s, ScatterRows %s (host gather before it %s), CopyRows on the device %s GB/s",
+				num(r.GatherPinned*1e3/float64(w)), num(r.HtoD), num(r.ScatterRows), num(r.HostGather), num(r.CopyRows)))
 	}
 	return results, nil
 }
@@ -126,7 +126,7 @@ func (c *checker) gatherHuge(st *Step, dev cuda.Device, table, gathered int64, b
 		results = append(results, r)
 		st.Figures = append(st.Figures, fig(fmt.Sprintf("GatherPinned, %d-byte rows, table in huge pages", w), r.GatherPinned, "GB/s").
 			ratio("GatherPinned / HtoD", r.Ratio, ">=", gatherGoal).
-			withNote("%.2fx the base-page table's", r.GatherPinned/base[i].GatherPinned))
+			withNote("%s M rows/s, %.2fx the base-page table's", num(r.GatherPinned*1e3/float64(w)), r.GatherPinned/base[i].GatherPinned))
 	}
 	return b.close()
 }
