@@ -311,10 +311,10 @@ func checkWindow(c *Comm, seed uint64, scale int) error {
 			return err
 		}
 		if err := blocks(); err != nil {
-			return fmt.Errorf("%w (derived-datatype get %d of 3: the MPI library's one-sided component returned wrong bytes)", err, round+1)
+			return fmt.Errorf("%w (derived-datatype get %d of 3: wrong bytes from the MPI library's one-sided component, or from the direct reads of a rank on this host: GNNRUN_CMA=off tells them apart)", err, round+1)
 		}
 		if err := ranges(); err != nil {
-			return fmt.Errorf("%w (derived-datatype get %d of 3: the MPI library's one-sided component returned wrong bytes)", err, round+1)
+			return fmt.Errorf("%w (derived-datatype get %d of 3: wrong bytes from the MPI library's one-sided component, or from the direct reads of a rank on this host: GNNRUN_CMA=off tells them apart)", err, round+1)
 		}
 	}
 	if err := w.UnlockAll(); err != nil {

@@ -11,6 +11,7 @@ package rank
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -327,6 +328,11 @@ func (c *mpiComm) CreateWindow(buf []byte) (Window, error) {
 		w.mem.Unpin()
 		return nil, err
 	}
+	w.token = make([]byte, 16)
+	var err error
+	if w.cma, err = c.setupCMA(buf, w.token); err != nil {
+		return nil, errors.Join(err, w.Free())
+	}
 	return w, nil
 }
 
@@ -337,6 +343,10 @@ type mpiWindow struct {
 	h    C.MPI_Fint
 	mem  runtime.Pinner
 	pins map[int]*runtime.Pinner
+	// cma holds, per rank, the peer this rank reads directly (cma.go), nil
+	// where reads go through MPI; token is what peers read to prove it.
+	cma   []*cmaPeer
+	token []byte
 }
 
 func (w *mpiWindow) LockAll() error { return check("MPI_Win_lock_all", C.gn_win_lock_all(w.h)) }
@@ -350,6 +360,10 @@ func (w *mpiWindow) Get(dst []byte, target int, offset int64) error {
 	}
 	if len(dst) == 0 {
 		return nil
+	}
+	if peer := w.cmaPeer(target); peer != nil {
+		w.c.traffic.add(0, int64(len(dst)))
+		return peer.get(dst, []int64{0}, []int64{offset}, 1, func(int) int { return len(dst) })
 	}
 	p := w.pins[target]
 	if p == nil {
@@ -380,6 +394,10 @@ func (w *mpiWindow) GetBlocks(mem []byte, dst []int64, target int, src []int64, 
 	if size == 0 {
 		return nil
 	}
+	if peer := w.cmaPeer(target); peer != nil {
+		w.c.traffic.add(0, int64(len(dst))*int64(size))
+		return peer.get(mem, dst, src, len(dst), func(int) int { return size })
+	}
 	return w.getChunked(mem, target, len(dst), int64(len(dst))*int64(size), func(addr C.uintptr_t, lo, hi int) C.int {
 		return C.gn_win_get_blocks(w.h, addr, (*C.int64_t)(unsafe.Pointer(&dst[lo])), C.int(target),
 			(*C.int64_t)(unsafe.Pointer(&src[lo])), C.int(hi-lo), C.int(size))
@@ -389,6 +407,14 @@ func (w *mpiWindow) GetBlocks(mem []byte, dst []int64, target int, src []int64, 
 func (w *mpiWindow) GetRanges(mem []byte, dst []int64, target int, src []int64, sizes []int) error {
 	if err := checkRanges(mem, dst, src, sizes); err != nil {
 		return err
+	}
+	if peer := w.cmaPeer(target); peer != nil {
+		total := int64(0)
+		for _, n := range sizes {
+			total += int64(n)
+		}
+		w.c.traffic.add(0, total)
+		return peer.get(mem, dst, src, len(dst), func(i int) int { return sizes[i] })
 	}
 	// Empty ranges need no datatype entry.
 	var d, s []int64
@@ -432,6 +458,15 @@ func (w *mpiWindow) getChunked(mem []byte, target, count int, bytes int64, get f
 		w.c.traffic.add(0, bytes)
 	}
 	return nil
+}
+
+// cmaPeer returns target when this rank reads its memory directly, else
+// nil (a target out of range included: the MPI path reports it).
+func (w *mpiWindow) cmaPeer(target int) *cmaPeer {
+	if target < 0 || target >= len(w.cma) {
+		return nil
+	}
+	return w.cma[target]
 }
 
 func (w *mpiWindow) Flush(target int) error {

@@ -36,6 +36,22 @@ type rmaDraws struct {
 	full  []*rmaNode
 	reads gatherScratch
 	asked rmaAsk
+	at    []drawn
+	// arena holds the bytes a layer's reads land in, from arenaUsed on;
+	// each draw starts it over (nothing read outlives the draw).
+	arena     []byte
+	arenaUsed int
+}
+
+// alloc returns n bytes of the arena for a read to fill.
+func (r *rmaDraws) alloc(n int) []byte {
+	if r.arenaUsed+n > len(r.arena) {
+		// The slices already handed out keep the old arena.
+		r.arena, r.arenaUsed = make([]byte, max(2*len(r.arena), n, 1<<20)), 0
+	}
+	b := r.arena[r.arenaUsed : r.arenaUsed+n : r.arenaUsed+n]
+	r.arenaUsed += n
+	return b
 }
 
 // arrays lists the windows of one served partition, in creation order.
@@ -216,6 +232,7 @@ func (r *rmaDraws) draw(epoch int, batch int64, layer int, nodes []int64, parts 
 		return counts, nil
 	}
 	sm := r.sm
+	r.arenaUsed = 0
 	if err := r.readPtrs(nodes, parts); err != nil {
 		return nil, err
 	}
@@ -229,7 +246,7 @@ func (r *rmaDraws) draw(epoch int, batch int64, layer int, nodes []int64, parts 
 	// Plan every node's draws as its owner would (sources compared as the
 	// owner's local IDs, see localExclusions).
 	key := BatchKey(sm.o.Seed, epoch, batch)
-	var at []drawn
+	at := r.at[:0]
 	for i, v := range nodes {
 		n := r.full[i]
 		if n == nil {
@@ -241,6 +258,7 @@ func (r *rmaDraws) draw(epoch int, batch int64, layer int, nodes []int64, parts 
 		}
 		counts = append(counts, int32(len(pos)))
 	}
+	r.at = at
 	if err := r.materialize(at, out); err != nil {
 		return nil, err
 	}
@@ -650,7 +668,7 @@ func (r *rmaDraws) getRanges(gets []rangeGet) error {
 			dst[j], src[j], sizes[j] = int64(total), gets[k].off, gets[k].n
 			total += gets[k].n
 		}
-		buf := make([]byte, total)
+		buf := r.alloc(total)
 		w := wins[key.array][key.slot]
 		if err := w.GetRanges(buf, dst, key.server, src, sizes); err != nil {
 			return fmt.Errorf("sampler: rma read of rank %d: %w", key.server, err)

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"gnnrun/graphio"
 	"gnnrun/report"
@@ -106,6 +107,14 @@ func TestSampleUnderMPI(t *testing.T) {
 						checkDump(t, fmt.Sprintf("%s P=%d", tr, np), want, dump, epochs, counts)
 					}
 				}
+				// rma reads a rank on the same host directly (rank/cma.go);
+				// through the MPI library alone as well, at 2 ranks.
+				dump := filepath.Join(t.TempDir(), "rma-mpi-2")
+				res := runGnnrun(t, 2, 5*time.Minute, []string{"GNNRUN_CMA=off"}, append(common, "--transport", "rma", "--dump", dump)...)
+				if res.err != nil {
+					t.Fatalf("rma with GNNRUN_CMA=off on 2 ranks failed: %v", res)
+				}
+				checkDump(t, "rma through MPI P=2", want, dump, epochs, rankBatches(t, res.stdout))
 			})
 		}
 	}
