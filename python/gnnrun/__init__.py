@@ -273,9 +273,17 @@ _INPLACE_DUNDERS = frozenset(
 _HARMLESS = frozenset(["requires_grad_", "share_memory_", "retain_grad"])
 
 
+def _storage_ptr(t):
+    """The address of t's storage: untyped_storage (PyTorch 2) where it
+    exists, since storage() warns there that TypedStorage is deprecated."""
+    if hasattr(t, "untyped_storage"):
+        return t.untyped_storage().data_ptr()
+    return t.storage().data_ptr()
+
+
 def _make_readonly_class(torch):
     def shares(out, ro):
-        return isinstance(out, torch.Tensor) and out.device == ro.device and out.storage().data_ptr() == ro.storage().data_ptr()
+        return isinstance(out, torch.Tensor) and out.device == ro.device and _storage_ptr(out) == _storage_ptr(ro)
 
     def writes(name, args, kwargs):
         if name in _INPLACE_DUNDERS or (name.endswith("_") and not name.startswith("__") and name not in _HARMLESS):
