@@ -119,6 +119,18 @@ func (l *Loader) pullRows(nodes []int64, fetch []int32, rows []byte) error {
 // without IDs of its type: the alltoall pulls are collective.
 func pullTyped(s *shard.Served, stores []*shard.Store, ids []int64, rows []byte, rowBytes int) (int64, int64, error) {
 	rb := int64(rowBytes)
+	if len(stores) == 1 && stores[0] != nil && stores[0].RowBytes() == rowBytes {
+		// One node type whose rows are the buffer's: straight into rows,
+		// where a Pull would fill a buffer of its own (fresh pages for
+		// every batch) to be copied again.
+		st := stores[0]
+		before := st.Stats()
+		if err := st.PullInto(rows[:int64(len(ids))*rb], ids); err != nil {
+			return 0, 0, err
+		}
+		after := st.Stats()
+		return after.LocalRows - before.LocalRows, after.RemoteRows - before.RemoteRows, nil
+	}
 	byType := make([][]int64, len(stores))
 	at := make([][]int, len(stores))
 	for k, v := range ids {
