@@ -62,18 +62,21 @@ func main() {
 
 // loaderReport is what the benchmark reads of gnnrun loader's --report.
 type loaderReport struct {
-	Wait       float64 `json:"trainer_wait_fraction"`
-	Startup    float64 `json:"startup_wait_s"`
-	Input      float64 `json:"rows_input"`
-	Reused     float64 `json:"rows_reused"`
-	Hot        float64 `json:"rows_hot"`
-	Local      float64 `json:"rows_local"`
-	Remote     float64 `json:"rows_remote"`
-	Batches    []int64 `json:"batches"`
-	Bytes      float64 `json:"bytes_to_device"`
-	BytesNone  float64 `json:"bytes_to_device_without_cache"`
-	FirstWait  float64 `json:"first_of_epoch_wait_s"`
-	OtherWait  float64 `json:"other_wait_s"`
+	Wait      float64 `json:"trainer_wait_fraction"`
+	Startup   float64 `json:"startup_wait_s"`
+	Input     float64 `json:"rows_input"`
+	Reused    float64 `json:"rows_reused"`
+	Hot       float64 `json:"rows_hot"`
+	Local     float64 `json:"rows_local"`
+	Remote    float64 `json:"rows_remote"`
+	Batches   []int64 `json:"batches"`
+	Bytes     float64 `json:"bytes_to_device"`
+	BytesNone float64 `json:"bytes_to_device_without_cache"`
+	FirstWait float64 `json:"first_of_epoch_wait_s"`
+	OtherWait float64 `json:"other_wait_s"`
+	// LastWait is the trainer's wait in the last epoch over its time (-1
+	// with one epoch): the steady state, past the pipeline's start.
+	LastWait   float64 `json:"last_epoch_wait_fraction"`
 	Seconds    float64 `json:"seconds_slowest"`
 	PeakHost   float64 `json:"peak_host_bytes"`
 	PeakDevice float64 `json:"peak_device_bytes"`

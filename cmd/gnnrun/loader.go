@@ -89,7 +89,10 @@ type loaderRun struct {
 	// first, and for the others.
 	firstWait, otherWait time.Duration
 	firsts, others       int64
-	alone                *prefetch.StagesAlone
+	// The last epoch's waits and time (with two epochs or more): the
+	// steady state, past the pipeline's start in the first.
+	lastWait, lastTime time.Duration
+	alone              *prefetch.StagesAlone
 }
 
 func runLoader(e *env, args []string) error {
@@ -192,6 +195,8 @@ func (r *loaderRun) train() error {
 	t0 := time.Now()
 	hold := time.Duration(f.computeMS * float64(time.Millisecond))
 	newEpoch := false
+	epoch := 0
+	var lastStart time.Time
 	for n := 0; f.maxBatches == 0 || n < f.maxBatches; n++ {
 		tw := time.Now()
 		b, err := r.l.Next()
@@ -209,6 +214,15 @@ func (r *loaderRun) train() error {
 			r.otherWait += wait
 			r.others++
 		}
+		if epoch == f.epochs-1 && epoch > 0 {
+			if lastStart.IsZero() {
+				lastStart = tw
+			}
+			r.lastWait += wait
+		}
+		if b.EndOfEpoch {
+			epoch++
+		}
 		newEpoch = b.EndOfEpoch
 		if hold > 0 {
 			time.Sleep(hold)
@@ -220,6 +234,9 @@ func (r *loaderRun) train() error {
 		task.Add(1)
 	}
 	r.elapsed = time.Since(t0)
+	if !lastStart.IsZero() {
+		r.lastTime = time.Since(lastStart)
+	}
 	task.Done()
 	return nil
 }
@@ -256,7 +273,7 @@ func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 // loaderFigures names what every rank contributes to the report, in the
 // order ranks send them; perRank gathers them.
 var loaderFigures = []string{"seconds", "wait", "startup", "batches", "input", "reused", "hot", "fetched", "local", "remote",
-	"bytes", "bytes_nocache", "first_wait", "firsts", "other_wait", "others", "peak_host", "peak_device", "moved", "moved_bytes", "featureless"}
+	"bytes", "bytes_nocache", "first_wait", "firsts", "other_wait", "others", "peak_host", "peak_device", "moved", "moved_bytes", "featureless", "last_wait", "last_seconds"}
 
 // perRank is every rank's figures by name.
 type perRank map[string][]float64
@@ -284,7 +301,8 @@ func (r *loaderRun) gatherFigures(st prefetch.Stats) (perRank, error) {
 		"input": float64(st.RowsInput), "reused": float64(st.RowsReused), "hot": float64(st.RowsHot), "fetched": float64(st.RowsFetched),
 		"local": float64(st.RowsLocal), "remote": float64(st.RowsRemote), "bytes": float64(st.BytesToDevice),
 		"bytes_nocache": float64(st.BytesWithoutCache), "first_wait": r.firstWait.Seconds(), "firsts": float64(r.firsts),
-		"other_wait": r.otherWait.Seconds(), "others": float64(r.others), "peak_host": float64(st.PeakHostBytes),
+		"other_wait": r.otherWait.Seconds(), "others": float64(r.others), "last_wait": r.lastWait.Seconds(), "last_seconds": r.lastTime.Seconds(),
+		"peak_host":   float64(st.PeakHostBytes),
 		"peak_device": float64(st.PeakDeviceBytes), "moved": float64(st.RowsMoved), "moved_bytes": float64(st.BytesMovedOnDevice),
 		"featureless": float64(st.RowsFeatureless)}
 	names := append([]string(nil), loaderFigures...)
@@ -336,6 +354,12 @@ func (r *loaderRun) report() error {
 	if m.sum("firsts") > 0 && m.sum("others") > 0 {
 		e.printf("  first batch of an epoch waited %.2f ms on average, the others %.2f ms\n", 1e3*firstWait, 1e3*otherWait)
 	}
+	lastFrac := -1.0 // no last epoch apart from the first
+	if m.sum("last_seconds") > 0 {
+		lastFrac = m.sum("last_wait") / m.sum("last_seconds")
+		e.printf("  in the last epoch (the steady state, past the first epoch's start) the trainer waited %.1f%% (%.3fs of %.3fs per rank)\n",
+			100*lastFrac, m.sum("last_wait")/p, m.sum("last_seconds")/p)
+	}
 	e.printf("  input rows %s: reused %s (%.1f%%), hot cache %s, copied %s (gathered %s locally, %s remotely)\n",
 		report.Count(int64(m.sum("input"))), report.Count(int64(m.sum("reused"))), 100*m.sum("reused")/max(m.sum("input"), 1),
 		report.Count(int64(m.sum("hot"))), report.Count(int64(m.sum("fetched"))), report.Count(int64(m.sum("local"))), report.Count(int64(m.sum("remote"))))
@@ -374,7 +398,7 @@ func (r *loaderRun) report() error {
 		"rows_fetched": m.sum("fetched"), "rows_local": m.sum("local"), "rows_remote": m.sum("remote"), "batches": batches,
 		"bytes_to_device": m.sum("bytes"), "bytes_to_device_without_cache": m.sum("bytes_nocache"), "stages": stages,
 		"rows_moved": m.sum("moved"), "bytes_moved_on_device": m.sum("moved_bytes"), "rows_featureless": m.sum("featureless"),
-		"first_of_epoch_wait_s": firstWait, "other_wait_s": otherWait, "seconds_slowest": slowest,
+		"first_of_epoch_wait_s": firstWait, "other_wait_s": otherWait, "seconds_slowest": slowest, "last_epoch_wait_fraction": lastFrac,
 		"peak_host_bytes": m.max("peak_host"), "peak_device_bytes": m.max("peak_device"), "max_batches_in_flight": r.l.MaxInFlight(),
 		"stages_alone_per_batch": alone, "trained": trained,
 	})

@@ -13,21 +13,32 @@ import (
 // loaderBatches reads results.loader.batches (per rank) from a report.
 func loaderBatches(t *testing.T, path string) []int64 {
 	t.Helper()
+	return readLoaderReport(t, path).Batches
+}
+
+// loaderReport is what the tests read of gnnrun loader's --report.
+type loaderReport struct {
+	Batches []int64 `json:"batches"`
+	// LastWait is the trainer's wait in the last epoch over its time, -1
+	// when the run did not get past its first epoch.
+	LastWait float64 `json:"last_epoch_wait_fraction"`
+}
+
+func readLoaderReport(t *testing.T, path string) loaderReport {
+	t.Helper()
 	blob, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var rep struct {
 		Results struct {
-			Loader struct {
-				Batches []int64 `json:"batches"`
-			} `json:"loader"`
+			Loader loaderReport `json:"loader"`
 		} `json:"results"`
 	}
 	if err := json.Unmarshal(blob, &rep); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	return rep.Results.Loader.Batches
+	return rep.Results.Loader
 }
 
 // TestLoaderMatchesSampleUnderMPI runs the whole pipeline with --verify
@@ -67,9 +78,13 @@ func TestLoaderMatchesSampleUnderMPI(t *testing.T) {
 						dump, rep := filepath.Join(dir, "dump"), filepath.Join(dir, "report.json")
 						mustRun(t, np, append(append([]string{"loader", parts}, common...),
 							"--transport", tr, "--verify", "--dump", dump, "--report", rep, "--sample-depth", "3", "--gather-depth", "1")...)
-						counts := loaderBatches(t, rep)
+						lr := readLoaderReport(t, rep)
+						counts := lr.Batches
 						if len(counts) != np {
 							t.Fatalf("%s P=%d: the report has %d ranks' batches", tr, np, len(counts))
+						}
+						if lr.LastWait < 0 || lr.LastWait > 1 {
+							t.Errorf("%s P=%d: the trainer's wait in the last of %d epochs is %v, want a share", tr, np, epochs, lr.LastWait)
 						}
 						checkDump(t, fmt.Sprintf("%s P=%d", tr, np), want, dump, epochs, counts)
 					}
@@ -116,10 +131,14 @@ func TestLoaderStopsEarlyUnderMPI(t *testing.T) {
 		if r.elapsed > 30*time.Second {
 			t.Errorf("%s: an early stop took %v", tr, r.elapsed)
 		}
-		for rk, n := range loaderBatches(t, rep) {
+		lr := readLoaderReport(t, rep)
+		for rk, n := range lr.Batches {
 			if n != 3 {
 				t.Errorf("%s: rank %d's trainer got %d batches, want 3", tr, rk, n)
 			}
+		}
+		if lr.LastWait != -1 {
+			t.Errorf("%s: 3 batches of the first epoch report a last epoch's wait of %v, want -1 (none)", tr, lr.LastWait)
 		}
 	}
 }
