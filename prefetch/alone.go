@@ -73,10 +73,11 @@ func (a StagesAlone) Sum() time.Duration { return a.Sample + a.Gather + a.Device
 // in turn, one stage at a time, as the pipeline would (the sample stage
 // with its workers side by side), keeping each stage's output in memory
 // for the next, and returns each stage's time per batch over n batches,
-// the slowest rank's. As many batches as there are device buffers go
-// first, untimed, so the timed ones meet buffers in their steady state
-// (rows kept from the batch before). The batches' memory is held at once:
-// keep n small. It is collective; every rank must pass the same n.
+// the slowest rank's. aloneWarm batches (at least one per device buffer;
+// fewer where the epoch is short) go first, untimed, so the timed ones
+// meet buffers in their steady state: grown to size, rows kept from the
+// batch before. The batches' memory is held at once: keep n small. It is
+// collective; every rank must pass the same n.
 func MeasureStagesAlone(c *collective.Comm, s *shard.Served, plan *sampler.Plan, o Options, n int) (StagesAlone, error) {
 	l, err := newLoader(c, s, plan, o)
 	if err != nil {
@@ -89,9 +90,16 @@ func MeasureStagesAlone(c *collective.Comm, s *shard.Served, plan *sampler.Plan,
 	return a, l.closeResources()
 }
 
+// aloneWarm is how many batches go through the stages untimed before the
+// timed ones, where the epoch has that many besides: the device buffers
+// grow to their steady size over the first batches (R-MAT 20, 128
+// features, one rank: the device stage alone took 50 ms a batch after 2
+// such batches, 34-37 after 8, 13-15 after 16, as in the pipeline).
+const aloneWarm = 16
+
 func (l *Loader) measureAlone(n int) (StagesAlone, error) {
 	tasks := l.plan.Epoch(l.o.Sampler.Seed, 0)
-	warm := min(len(l.devs), len(tasks))
+	warm := min(max(len(l.devs), min(aloneWarm, len(tasks)-n)), len(tasks))
 	n = min(n, len(tasks)-warm)
 	a := StagesAlone{Batches: n}
 	if n <= 0 {

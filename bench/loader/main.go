@@ -43,7 +43,7 @@ func main() {
 	flag.StringVar(&o.fanouts, "fanouts", "15,10,5", "fanouts, the hop nearest the seeds first")
 	flag.IntVar(&o.batch, "batch-size", 1024, "seeds per batch")
 	flag.IntVar(&o.perEpoch, "batches-per-epoch", 32, "batches each rank runs per epoch (2 epochs a run)")
-	flag.IntVar(&o.alone, "stages-alone", 4, "batches each stage runs alone")
+	flag.IntVar(&o.alone, "stages-alone", 8, "batches each stage runs alone")
 	flag.StringVar(&o.dir, "dir", "bench/results/tmp/loader", "work directory for graphs and partitions")
 	flag.StringVar(&o.out, "out", "bench/results/loader", "results prefix (.json, .md, .svg)")
 	render := flag.Bool("render", false, "only rewrite the .md and .svg from the .json of an earlier run")

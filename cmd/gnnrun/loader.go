@@ -58,7 +58,8 @@ device against the bytes of every input row, and the memory in flight.
 --max-batches N stops the trainer early (the pipeline shuts down cleanly).
 
 --stages-alone N first runs N batches through each stage alone (sample,
-with its workers; gather; device copy), one stage at a time, and prints each
+with its workers; gather; device copy), one stage at a time, after up to 16
+untimed ones (so that the device buffers have grown), and prints each
 stage's time per batch beside the pipeline's: the pipeline can at best keep
 pace with its slowest stage; where all stages share the same cores it runs
 nearer the sum of their times.
