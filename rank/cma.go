@@ -74,11 +74,11 @@ func (c *mpiComm) setupCMA(buf, token []byte) ([]*cmaPeer, error) {
 		return peers, nil
 	}
 	for q, r := range all {
-		p := &cmaPeer{pid: int(binary.LittleEndian.Uint64(r[0:])), base: uintptr(binary.LittleEndian.Uint64(r[8:])),
-			size: int64(binary.LittleEndian.Uint64(r[16:]))}
 		if q == c.rank {
 			continue // MPI reads a rank's own memory with a copy
 		}
+		p := &cmaPeer{pid: int(binary.LittleEndian.Uint64(r[0:])), base: uintptr(binary.LittleEndian.Uint64(r[8:])),
+			size: int64(binary.LittleEndian.Uint64(r[16:]))}
 		got := make([]byte, 16)
 		at := uintptr(binary.LittleEndian.Uint64(r[24:]))
 		if err := p.readv([]unix.Iovec{iovec(got)}, []unix.RemoteIovec{{Base: at, Len: 16}}, 16); err == nil && bytes.Equal(got, r[32:]) {
@@ -108,16 +108,20 @@ func (p *cmaPeer) readv(local []unix.Iovec, remote []unix.RemoteIovec, want int)
 
 // get reads count blocks, block i of size(i) bytes from byte src[i] of
 // the peer's window memory into mem at byte dst[i], cmaIovecs blocks per
-// call. The callers have checked the blocks against mem.
-func (p *cmaPeer) get(mem []byte, dst, src []int64, count int, size func(i int) int) error {
+// call, and returns the bytes read. The callers have checked the blocks
+// against mem.
+func (p *cmaPeer) get(mem []byte, dst, src []int64, count int, size func(i int) int) (int64, error) {
 	local := make([]unix.Iovec, 0, min(count, cmaIovecs))
 	remote := make([]unix.RemoteIovec, 0, min(count, cmaIovecs))
-	want := 0
+	want, read := 0, int64(0)
 	flush := func() error {
 		if len(local) == 0 {
 			return nil
 		}
 		err := p.readv(local, remote, want)
+		if err == nil {
+			read += int64(want)
+		}
 		local, remote, want = local[:0], remote[:0], 0
 		return err
 	}
@@ -127,16 +131,17 @@ func (p *cmaPeer) get(mem []byte, dst, src []int64, count int, size func(i int) 
 			continue
 		}
 		if src[i]+int64(n) > p.size {
-			return fmt.Errorf("rank: window get of bytes [%d,%d) of a window of %d bytes", src[i], src[i]+int64(n), p.size)
+			return read, fmt.Errorf("rank: window get of bytes [%d,%d) of a window of %d bytes", src[i], src[i]+int64(n), p.size)
 		}
 		local = append(local, iovec(mem[dst[i]:dst[i]+int64(n)]))
 		remote = append(remote, unix.RemoteIovec{Base: p.base + uintptr(src[i]), Len: n})
 		want += n
 		if len(local) == cmaIovecs {
 			if err := flush(); err != nil {
-				return err
+				return read, err
 			}
 		}
 	}
-	return flush()
+	err := flush()
+	return read, err
 }

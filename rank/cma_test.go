@@ -26,7 +26,7 @@ func TestCMAGet(t *testing.T) {
 	}
 	p := &cmaPeer{pid: os.Getpid(), base: uintptr(unsafe.Pointer(&src[0])), size: int64(len(src))}
 	probe := make([]byte, 1)
-	if err := p.get(probe, []int64{0}, []int64{0}, 1, func(int) int { return 1 }); errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOSYS) {
+	if _, err := p.get(probe, []int64{0}, []int64{0}, 1, func(int) int { return 1 }); errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOSYS) {
 		t.Skipf("process_vm_readv is refused here (%v): windows read every rank through MPI", err)
 	}
 	const blocks = 3*cmaIovecs + 17
@@ -39,8 +39,8 @@ func TestCMAGet(t *testing.T) {
 		total += int64(sizes[i])
 	}
 	mem := make([]byte, total)
-	if err := p.get(mem, dst, from, blocks, func(i int) int { return sizes[i] }); err != nil {
-		t.Fatal(err)
+	if n, err := p.get(mem, dst, from, blocks, func(i int) int { return sizes[i] }); err != nil || n != total {
+		t.Fatalf("read %d of %d bytes: %v", n, total, err)
 	}
 	for i := range blocks {
 		got, want := mem[dst[i]:dst[i]+int64(sizes[i])], src[from[i]:from[i]+int64(sizes[i])]
@@ -48,7 +48,7 @@ func TestCMAGet(t *testing.T) {
 			t.Fatalf("block %d (%d bytes from %d) is %x, want %x", i, sizes[i], from[i], got, want)
 		}
 	}
-	err := p.get(mem, []int64{0}, []int64{int64(len(src)) - 4}, 1, func(int) int { return 8 })
+	_, err := p.get(mem, []int64{0}, []int64{int64(len(src)) - 4}, 1, func(int) int { return 8 })
 	if err == nil || !strings.Contains(err.Error(), "of a window of") {
 		t.Fatalf("a block past the window's end: %v", err)
 	}

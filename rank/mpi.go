@@ -362,8 +362,7 @@ func (w *mpiWindow) Get(dst []byte, target int, offset int64) error {
 		return nil
 	}
 	if peer := w.cmaPeer(target); peer != nil {
-		w.c.traffic.add(0, int64(len(dst)))
-		return peer.get(dst, []int64{0}, []int64{offset}, 1, func(int) int { return len(dst) })
+		return w.getDirect(peer, dst, []int64{0}, []int64{offset}, 1, func(int) int { return len(dst) })
 	}
 	p := w.pins[target]
 	if p == nil {
@@ -395,8 +394,7 @@ func (w *mpiWindow) GetBlocks(mem []byte, dst []int64, target int, src []int64, 
 		return nil
 	}
 	if peer := w.cmaPeer(target); peer != nil {
-		w.c.traffic.add(0, int64(len(dst))*int64(size))
-		return peer.get(mem, dst, src, len(dst), func(int) int { return size })
+		return w.getDirect(peer, mem, dst, src, len(dst), func(int) int { return size })
 	}
 	return w.getChunked(mem, target, len(dst), int64(len(dst))*int64(size), func(addr C.uintptr_t, lo, hi int) C.int {
 		return C.gn_win_get_blocks(w.h, addr, (*C.int64_t)(unsafe.Pointer(&dst[lo])), C.int(target),
@@ -409,12 +407,7 @@ func (w *mpiWindow) GetRanges(mem []byte, dst []int64, target int, src []int64, 
 		return err
 	}
 	if peer := w.cmaPeer(target); peer != nil {
-		total := int64(0)
-		for _, n := range sizes {
-			total += int64(n)
-		}
-		w.c.traffic.add(0, total)
-		return peer.get(mem, dst, src, len(dst), func(i int) int { return sizes[i] })
+		return w.getDirect(peer, mem, dst, src, len(dst), func(i int) int { return sizes[i] })
 	}
 	// Empty ranges need no datatype entry.
 	var d, s []int64
@@ -458,6 +451,14 @@ func (w *mpiWindow) getChunked(mem []byte, target, count int, bytes int64, get f
 		w.c.traffic.add(0, bytes)
 	}
 	return nil
+}
+
+// getDirect reads blocks from a peer on this host (cmaPeer.get) and
+// counts the bytes as traffic, as getChunked does for MPI's gets.
+func (w *mpiWindow) getDirect(peer *cmaPeer, mem []byte, dst, src []int64, count int, size func(int) int) error {
+	n, err := peer.get(mem, dst, src, count, size)
+	w.c.traffic.add(0, n)
+	return err
 }
 
 // cmaPeer returns target when this rank reads its memory directly, else
