@@ -149,8 +149,7 @@ func hugeBytes(b []byte) (int64, error) {
 			continue
 		}
 		if v, ok := strings.CutPrefix(line, "AnonHugePages:"); in && ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10, err
+			return kiloBytes(v)
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -181,6 +180,12 @@ func (c *checker) gatherSizes(st *Step) (table, gathered int64) {
 	return table, gathered
 }
 
+// kiloBytes parses a /proc value such as "  1024 kB" into bytes.
+func kiloBytes(v string) (int64, error) {
+	kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+	return kb << 10, err
+}
+
 // memAvailable reads MemAvailable from /proc/meminfo, in bytes.
 func memAvailable() (int64, error) {
 	f, err := os.Open("/proc/meminfo")
@@ -191,8 +196,7 @@ func memAvailable() (int64, error) {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		if v, ok := strings.CutPrefix(sc.Text(), "MemAvailable:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10, err
+			return kiloBytes(v)
 		}
 	}
 	return 0, fmt.Errorf("/proc/meminfo has no MemAvailable")
