@@ -100,6 +100,20 @@ type Comm interface {
 	Abort(code int)
 }
 
+// PlainAlltoallv is one blocking MPI_Alltoallv of send and recv, whose
+// slices must lie within 2 GiB of each other, where c is an MPI
+// communicator (c's own Alltoallv elsewhere): the library's all-to-all
+// as it comes, for benchmarks to measure against. Call it from one
+// goroutine at a time (see gn_alltoallv).
+func PlainAlltoallv(c Comm, send, recv [][]byte) error {
+	if p, ok := c.(interface {
+		plainAlltoallv(send, recv [][]byte) error
+	}); ok {
+		return p.plainAlltoallv(send, recv)
+	}
+	return c.Alltoallv(send, recv)
+}
+
 // Window is memory every rank of a communicator exposed for one-sided reads
 // (an MPI window). Reads happen in a passive-target epoch: LockAll, any
 // number of Gets, Flush, UnlockAll. The target's CPU takes no part.

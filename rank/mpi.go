@@ -170,8 +170,8 @@ func addresses(p *runtime.Pinner, bufs [][]byte) ([]C.uintptr_t, []C.int) {
 	return ptrs, counts
 }
 
-// Alltoallv implements Comm: one MPI_Alltoallv when the buffers lie within
-// 2 GiB of each other, else point-to-point messages.
+// Alltoallv implements Comm, with point-to-point messages (see
+// gn_alltoallv for why not MPI_Ialltoallv).
 func (c *mpiComm) Alltoallv(send, recv [][]byte) error {
 	if err := checkMessages(c.size, send, recv); err != nil {
 		return err
@@ -185,6 +185,18 @@ func (c *mpiComm) Alltoallv(send, recv [][]byte) error {
 	}
 	c.traffic.add(peerBytes(send, c.rank), peerBytes(recv, c.rank))
 	return nil
+}
+
+// plainAlltoallv is one blocking MPI_Alltoallv (see PlainAlltoallv).
+func (c *mpiComm) plainAlltoallv(send, recv [][]byte) error {
+	if err := checkMessages(c.size, send, recv); err != nil {
+		return err
+	}
+	var p runtime.Pinner
+	defer p.Unpin()
+	sp, sc := addresses(&p, send)
+	rp, rc := addresses(&p, recv)
+	return check("MPI_Alltoallv", C.gn_alltoallv_plain(c.h, C.int(c.size), &sp[0], &sc[0], &rp[0], &rc[0]))
 }
 
 // Allgatherv implements Comm.

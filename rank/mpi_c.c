@@ -95,39 +95,46 @@ static int contiguous(int n, const uintptr_t *p, const int *count, uintptr_t *ba
 	return 1;
 }
 
-// pairwise posts every receive and send of an alltoallv as point-to-point
-// messages: the path for buffers scattered over more than 2 GiB.
-static int pairwise(MPI_Comm comm, int n, int me, const uintptr_t *sp, const int *sc, const uintptr_t *rp, const int *rc) {
-	MPI_Request *req = malloc(sizeof(MPI_Request) * 2 * (size_t)n);
-	if (!req) return MPI_ERR_NO_MEM;
-	int k = 0, rc2 = MPI_SUCCESS;
-	for (int i = 0; i < n && rc2 == MPI_SUCCESS; i++) {
-		int src = (me - i + n) % n;
-		rc2 = MPI_Irecv((void *)rp[src], rc[src], MPI_BYTE, src, 7001, comm, &req[k++]);
-	}
-	for (int i = 0; i < n && rc2 == MPI_SUCCESS; i++) {
-		int dst = (me + i) % n;
-		rc2 = MPI_Isend((void *)sp[dst], sc[dst], MPI_BYTE, dst, 7001, comm, &req[k++]);
-	}
-	if (rc2 == MPI_SUCCESS) rc2 = settle(k, req);
-	free(req);
-	return rc2;
-}
-
+// gn_alltoallv posts every receive and send of an alltoallv as
+// point-to-point messages, never as MPI_Ialltoallv. OpenMPI 4.1's
+// nonblocking collectives (coll/libnbc) hang when several threads of a
+// process progress them at once, each on its own communicator, as the
+// loader's sample workers and gather do: gnnrun loader, R-MAT 22, 4 ranks
+// on 2 cores, 2 sample workers, hung in the pipeline's first minute in 2
+// runs of 2, every sample worker of every rank polling an
+// MPI_Ialltoallv; with point-to-point messages, 3 runs of 3 finished. The
+// messages also need no common base, so buffers may lie anywhere.
 int gn_alltoallv(MPI_Fint c, int n, const uintptr_t *sp, const int *sc, const uintptr_t *rp, const int *rc) {
 	MPI_Comm comm = MPI_Comm_f2c(c);
 	int me, err;
 	if ((err = MPI_Comm_rank(comm, &me)) != MPI_SUCCESS) return err;
+	MPI_Request *req = malloc(sizeof(MPI_Request) * 2 * (size_t)n);
+	if (!req) return MPI_ERR_NO_MEM;
+	int k = 0;
+	for (int i = 0; i < n && err == MPI_SUCCESS; i++) {
+		int src = (me - i + n) % n;
+		err = MPI_Irecv((void *)rp[src], rc[src], MPI_BYTE, src, 7001, comm, &req[k++]);
+	}
+	for (int i = 0; i < n && err == MPI_SUCCESS; i++) {
+		int dst = (me + i) % n;
+		err = MPI_Isend((void *)sp[dst], sc[dst], MPI_BYTE, dst, 7001, comm, &req[k++]);
+	}
+	if (err == MPI_SUCCESS) err = settle(k, req);
+	free(req);
+	return err;
+}
+
+// gn_alltoallv_plain is one blocking MPI_Alltoallv of buffers within
+// INT_MAX bytes of each other, from one thread: the peer bench/alltoall
+// measures the exchanges against.
+int gn_alltoallv_plain(MPI_Fint c, int n, const uintptr_t *sp, const int *sc, const uintptr_t *rp, const int *rc) {
 	int *sd = malloc(sizeof(int) * 2 * (size_t)n);
 	if (!sd) return MPI_ERR_NO_MEM;
 	int *rd = sd + n;
 	uintptr_t sbase, rbase;
+	int err = MPI_ERR_BUFFER;
 	if (contiguous(n, sp, sc, &sbase, sd) && contiguous(n, rp, rc, &rbase, rd)) {
-		MPI_Request req;
-		err = MPI_Ialltoallv((void *)sbase, sc, sd, MPI_BYTE, (void *)rbase, rc, rd, MPI_BYTE, comm, &req);
-		if (err == MPI_SUCCESS) err = settle(1, &req);
-	} else {
-		err = pairwise(comm, n, me, sp, sc, rp, rc);
+		err = MPI_Alltoallv((void *)sbase, sc, sd, MPI_BYTE, (void *)rbase, rc, rd, MPI_BYTE, MPI_Comm_f2c(c));
 	}
 	free(sd);
 	return err;

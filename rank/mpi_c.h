@@ -17,6 +17,7 @@ int gn_library_version(char *buf, int *len);
 void gn_error_string(int code, char *buf, int *len);
 
 int gn_alltoallv(MPI_Fint c, int n, const uintptr_t *sp, const int *sc, const uintptr_t *rp, const int *rc);
+int gn_alltoallv_plain(MPI_Fint c, int n, const uintptr_t *sp, const int *sc, const uintptr_t *rp, const int *rc);
 int gn_allgatherv(MPI_Fint c, int n, uintptr_t sp, int sc, const uintptr_t *rp, const int *rc);
 int gn_allreduce(MPI_Fint c, int isfloat, uintptr_t in, uintptr_t out, int n, int op);
 int gn_bcast(MPI_Fint c, void *buf, int n, int root);

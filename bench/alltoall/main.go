@@ -4,11 +4,12 @@
 //
 //	mpirun -np 2 go-build-output/alltoall -sizes 65536,1048576,16777216
 //
-// The plain path is rank.Comm.Alltoallv on one contiguous send and receive
+// The plain path is rank.PlainAlltoallv on one contiguous send and receive
 // buffer, which the cgo layer hands to MPI_Alltoallv unchanged. The typed
 // path is what every gnnrun stage uses: a size exchange (one small
-// all-to-all), then the same MPI_Alltoallv, into a reused receive buffer
-// (AlltoallvInto) or a fresh one per call (Alltoallv).
+// all-to-all), then the payload's, each as point-to-point messages
+// completed by polling and napping (rank's Alltoallv), into a reused
+// receive buffer (AlltoallvInto) or a fresh one per call (Alltoallv).
 package main
 
 import (
@@ -135,7 +136,7 @@ func plainFn(c *collective.Comm, per int) func() error {
 		send[j] = sbuf[j*per : (j+1)*per]
 		recv[j] = rbuf[j*per : (j+1)*per]
 	}
-	return func() error { return c.Comm.Alltoallv(send, recv) }
+	return func() error { return rank.PlainAlltoallv(c.Comm, send, recv) }
 }
 
 // typedFn returns one collective.AlltoallvInto with a reused receive buffer
