@@ -27,6 +27,7 @@ type commonFlags struct {
 	maxMessage int
 	wireZstd   int
 	cpuProfile string
+	memProfile string
 }
 
 func (f *commonFlags) register(fs *pflag.FlagSet) {
@@ -35,6 +36,7 @@ func (f *commonFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.maxMessage, "max-message", collective.DefaultMaxMessage, "largest message to one peer in bytes; bigger payloads go in rounds")
 	fs.IntVar(&f.wireZstd, "wire-zstd", 0, "compress messages between ranks of at least this many bytes with zstd (0: off)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of each rank to PREFIX.<rank> (for go tool pprof)")
+	fs.StringVar(&f.memProfile, "memprofile", "", "write a Go heap profile of each rank, taken at its largest live heap, to PREFIX.<rank> (for go tool pprof)")
 }
 
 // env is what a command runs with: the world, logging, stage recording,
@@ -133,10 +135,18 @@ func (e *env) stage(name string) func() {
 	return e.rec.Stage(name)
 }
 
-// startProfile starts the CPU profile asked for with --cpuprofile and
-// returns the function that stops it.
-func (e *env) startProfile() (func(), error) {
-	return proc.StartCPUProfile(e.flags.cpuProfile, e.comm.Rank())
+// startProfile starts the profiles asked for with --cpuprofile and
+// --memprofile and returns the function that stops them and writes them.
+func (e *env) startProfile() (func() error, error) {
+	stopCPU, err := proc.StartCPUProfile(e.flags.cpuProfile, e.comm.Rank())
+	if err != nil {
+		return nil, err
+	}
+	stopHeap := proc.StartPeakHeapProfile(e.flags.memProfile, e.comm.Rank())
+	return func() error {
+		stopCPU()
+		return stopHeap()
+	}, nil
 }
 
 // finish writes the report if one was asked for; it is collective.

@@ -105,7 +105,9 @@ func run(args []string) int {
 	if err := c.run(e, fs.Args()); err != nil {
 		fail(world, fmt.Errorf("%s: %w", c.name, err))
 	}
-	stop()
+	if err := stop(); err != nil {
+		fail(world, err)
+	}
 	if err := e.finish(); err != nil {
 		fail(world, err)
 	}
