@@ -131,28 +131,64 @@ func (g *DistGraph) induceOnAll(part []int32, m int32) (*subgraph, error) {
 	if err := haloUpdate(g, newID); err != nil {
 		return nil, err
 	}
+	// The parent's ghosts are sorted by ID and grouped by owner, and newID
+	// numbers each rank's vertices in their order, so the ghosts kept are
+	// still sorted: each keeps its place among them.
+	snl := len(sub.mine)
+	ghostAt := make([]int32, len(g.Ghosts)) // local index in the subgraph, or -1
+	var ghosts []int64
+	for j, id := range newID[nl:] {
+		ghostAt[j] = -1
+		if id >= 0 {
+			ghostAt[j] = int32(snl + len(ghosts))
+			ghosts = append(ghosts, id)
+		}
+	}
+	local := func(a int32) int32 {
+		if int(a) < nl {
+			if u := newID[a]; u >= 0 {
+				return int32(u - start)
+			}
+			return -1
+		}
+		return ghostAt[int(a)-nl]
+	}
 	arcs := 0
 	for _, v := range sub.mine {
 		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
-			if newID[g.Adj[e]] >= 0 {
+			if local(g.Adj[e]) >= 0 {
 				arcs++
 			}
 		}
 	}
-	// The parent's rows are sorted by neighbour ID and newID keeps that
-	// order, so the subgraph's rows are as Build would make them.
-	r := rows{lo: start, xadj: make([]int64, len(sub.mine)+1), nbr: make([]neighbour, 0, arcs)}
-	vw := make([]int64, len(sub.mine)*nc)
+	// The arcs kept stay in their order: the subgraph is what Build would
+	// make of its rows, without their global IDs in between. Where it keeps
+	// every arc (the part leaves out only vertices without edges, as
+	// partitionAroundIsolatedDist's does), its weights are the parent's, in
+	// the same order: it shares them (no graph changes the weights of its
+	// arcs; sparsify only those of a coarse graph it has just built).
+	keepAll := int64(arcs) == g.Xadj[nl]
+	sg := &DistGraph{Dist: dist, Xadj: make([]int64, snl+1), Adj: make([]int32, 0, arcs), Ghosts: ghosts, c: c}
+	if keepAll {
+		sg.Adjwgt = g.Adjwgt[:arcs:arcs]
+	} else {
+		sg.Adjwgt = make([]int64, 0, arcs)
+	}
+	vw := make([]int64, snl*nc)
 	for i, v := range sub.mine {
 		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
-			if u := newID[g.Adj[e]]; u >= 0 {
-				r.nbr = append(r.nbr, neighbour{u, g.Adjwgt[e]})
+			if u := local(g.Adj[e]); u >= 0 {
+				sg.Adj = append(sg.Adj, u)
+				if !keepAll {
+					sg.Adjwgt = append(sg.Adjwgt, g.Adjwgt[e])
+				}
 			}
 		}
-		r.xadj[i+1] = int64(len(r.nbr))
+		sg.Xadj[i+1] = int64(len(sg.Adj))
 		copy(vw[i*nc:], g.Vwgt[int(v)*nc:int(v+1)*nc])
 	}
-	if sub.g, err = r.toGraph(c, dist); err != nil {
+	sub.g = sg
+	if err := sg.setupHalo(); err != nil {
 		return nil, err
 	}
 	return sub, sub.g.SetVertexWeights(nc, vw)

@@ -145,7 +145,8 @@ func rbRecurse(g *DistGraph, o Options, first int, tp []float64, depth int, st *
 		tp    []float64
 		first int
 	}{{tp[:k0], first}, {tp[k0:], first + k0}}
-	if !split {
+	if !split || (k0 == 1 && k == 2) {
+		// Two parts left: each side is a part, and nothing moves.
 		return g.rbSequential(res.Part, halves, o, depth, st)
 	}
 	t0 := time.Now()
@@ -193,6 +194,16 @@ func (g *DistGraph) rbSequential(side []int32, halves [2]struct {
 }, o Options, depth int, st *rbStats) ([]int32, error) {
 	final := make([]int32, g.NLocal())
 	for s, h := range halves {
+		if len(h.tp) == 1 {
+			// One part: nothing to partition, so no subgraph to build
+			// (on a power-law graph, one side holds most of g's arcs).
+			for v, sd := range side {
+				if sd == int32(s) {
+					final[v] = int32(h.first)
+				}
+			}
+			continue
+		}
 		t0 := time.Now()
 		sub, err := g.induceOnAll(side, int32(s))
 		if err != nil {
