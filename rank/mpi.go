@@ -173,14 +173,7 @@ func addresses(p *runtime.Pinner, bufs [][]byte) ([]C.uintptr_t, []C.int) {
 // Alltoallv implements Comm, with point-to-point messages (see
 // gn_alltoallv for why not MPI_Ialltoallv).
 func (c *mpiComm) Alltoallv(send, recv [][]byte) error {
-	if err := checkMessages(c.size, send, recv); err != nil {
-		return err
-	}
-	var p runtime.Pinner
-	defer p.Unpin()
-	sp, sc := addresses(&p, send)
-	rp, rc := addresses(&p, recv)
-	if err := check("MPI_Alltoallv", C.gn_alltoallv(c.h, C.int(c.size), &sp[0], &sc[0], &rp[0], &rc[0])); err != nil {
+	if err := c.alltoallv(send, recv, false); err != nil {
 		return err
 	}
 	c.traffic.add(peerBytes(send, c.rank), peerBytes(recv, c.rank))
@@ -188,7 +181,11 @@ func (c *mpiComm) Alltoallv(send, recv [][]byte) error {
 }
 
 // plainAlltoallv is one blocking MPI_Alltoallv (see PlainAlltoallv).
-func (c *mpiComm) plainAlltoallv(send, recv [][]byte) error {
+func (c *mpiComm) plainAlltoallv(send, recv [][]byte) error { return c.alltoallv(send, recv, true) }
+
+// alltoallv hands the messages to gn_alltoallv, or with plain to
+// gn_alltoallv_plain.
+func (c *mpiComm) alltoallv(send, recv [][]byte, plain bool) error {
 	if err := checkMessages(c.size, send, recv); err != nil {
 		return err
 	}
@@ -196,7 +193,11 @@ func (c *mpiComm) plainAlltoallv(send, recv [][]byte) error {
 	defer p.Unpin()
 	sp, sc := addresses(&p, send)
 	rp, rc := addresses(&p, recv)
-	return check("MPI_Alltoallv", C.gn_alltoallv_plain(c.h, C.int(c.size), &sp[0], &sc[0], &rp[0], &rc[0]))
+	n := C.int(c.size)
+	if plain {
+		return check("MPI_Alltoallv", C.gn_alltoallv_plain(c.h, n, &sp[0], &sc[0], &rp[0], &rc[0]))
+	}
+	return check("MPI_Alltoallv", C.gn_alltoallv(c.h, n, &sp[0], &sc[0], &rp[0], &rc[0]))
 }
 
 // Allgatherv implements Comm.
