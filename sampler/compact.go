@@ -3,6 +3,7 @@ package sampler
 import (
 	"math/bits"
 	"slices"
+	"unsafe"
 
 	"gnnrun/graph"
 )
@@ -34,18 +35,25 @@ type numbering struct {
 // serves (O(N/P) entries, and only when they fill at least half of it),
 // by one read of a word per entry: the node's mark, the stamp of the last
 // block that saw it and, when that is this block, its number (or the
-// entry of its first appearance). A new block takes the next stamp, so no
-// mark is ever cleared but once every 2^32 blocks. A block's sources
+// entry of its first appearance). A new block takes the next stamp, so
+// the marks are cleared only once every 255 blocks. A mark is 4 bytes
+// (8 bits of stamp, 24 of number): the cache holds twice as many as of
+// 8-byte marks. A block's sources
 // cluster in R-MAT's hubs and a partition's own nodes, whose marks the
 // cache holds; the sort reads and writes every entry four times.
 type denseMarks struct {
 	lo    int64
-	mark  []uint64 // stamp<<32 | number or entry
+	mark  []uint32 // stamp<<markBits | number or entry
+	words []uint64 // mark's memory
 	stamp uint32
 }
 
-// markNumber is the bits of a mark below its stamp: the number or entry.
-const markNumber = 1<<32 - 1
+// markBits is the bits of a mark below its stamp, markNumber their mask:
+// the number or entry, of a block of fewer than 2^markBits entries.
+const (
+	markBits   = 24
+	markNumber = 1<<markBits - 1
+)
 
 // newDenseMarks returns the marks of the nodes [lo, hi), or nil when the
 // span is empty or more than twice the inner nodes in it, inner.
@@ -53,26 +61,32 @@ func newDenseMarks(lo, hi, inner int64) *denseMarks {
 	if hi <= lo || hi-lo > 2*inner || hi-lo >= 1<<32 {
 		return nil
 	}
-	return &denseMarks{lo: lo, mark: hugeWords(int(hi - lo))}
+	n := int(hi - lo)
+	words := hugeWords((n + 1) / 2)
+	return &denseMarks{lo: lo, words: words, mark: unsafe.Slice((*uint32)(unsafe.Pointer(&words[0])), n)}
 }
 
 // free releases the marks; d must not be used after.
 func (d *denseMarks) free() {
-	freeHugeWords(d.mark)
-	d.mark = nil
+	freeHugeWords(d.words)
+	d.mark, d.words = nil, nil
 }
 
 // next starts a block: its stamp.
-func (d *denseMarks) next() uint64 {
-	if d.stamp++; d.stamp == 0 {
+func (d *denseMarks) next() uint32 {
+	if d.stamp++; d.stamp == 1<<(32-markBits) {
 		clear(d.mark)
 		d.stamp = 1
 	}
-	return uint64(d.stamp) << 32
+	return d.stamp << markBits
 }
 
-// covers reports whether every node of dst and src has a mark.
+// covers reports whether every node of dst and src has a mark, and the
+// block's entries fit a mark's number.
 func (d *denseMarks) covers(dst, src []int64) bool {
+	if len(dst)+len(src) > markNumber {
+		return false
+	}
 	span := uint64(len(d.mark))
 	for _, v := range dst {
 		if uint64(v-d.lo) >= span {
@@ -97,7 +111,7 @@ func (d *denseMarks) number(dst, src []int64, idx []int32, nodes []int64) ([]int
 		if *m&^markNumber == stamp {
 			return nodes, i
 		}
-		*m = stamp | uint64(i)
+		*m = stamp | uint32(i)
 	}
 	// Without branches on what the marks hold (a node is new to the block
 	// about one entry in five, too often for the CPU to guess): the CPU
@@ -109,7 +123,7 @@ func (d *denseMarks) number(dst, src []int64, idx []int32, nodes []int64) ([]int
 	nodes = slices.Grow(nodes, len(src))[:n+len(src)]
 	for k, v := range src {
 		m := &mark[v-lo]
-		num, fresh := uint64(n), 1
+		num, fresh := uint32(n), 1
 		if *m&^markNumber == stamp {
 			num, fresh = *m&markNumber, 0
 		}
@@ -134,7 +148,7 @@ func (d *denseMarks) firsts(dst, src []int64, first []int32, keys []uint64) ([]u
 			if mark[u]&^markNumber == stamp {
 				return keys, 0, i
 			}
-			mark[u] = stamp | uint64(i)
+			mark[u] = stamp | uint32(i)
 			first[i] = int32(i)
 			continue
 		}
@@ -145,9 +159,9 @@ func (d *denseMarks) firsts(dst, src []int64, first []int32, keys []uint64) ([]u
 		e := len(dst) + k
 		if u := uint64(v - lo); u < span {
 			if m := mark[u]; m&^markNumber == stamp {
-				first[e] = int32(uint32(m))
+				first[e] = int32(m & markNumber)
 			} else {
-				mark[u] = stamp | uint64(e)
+				mark[u] = stamp | uint32(e)
 				first[e] = int32(e)
 			}
 			continue

@@ -85,7 +85,7 @@ func TestDenseMarksStampWraps(t *testing.T) {
 	if len(nodes) != 3 {
 		t.Fatalf("nodes %v", nodes)
 	}
-	d.stamp = 1<<32 - 1 // the next block wraps around to stamp 1
+	d.stamp = 1<<(32-markBits) - 1 // the next block wraps around to stamp 1
 	idx := make([]int32, 2)
 	nodes, twice := d.number([]int64{4}, []int64{5, 3}, idx, []int64{4})
 	if twice >= 0 || !slices.Equal(nodes, []int64{4, 5, 3}) || !slices.Equal(idx, []int32{1, 2}) {
