@@ -97,6 +97,26 @@ type subgraph struct {
 	g      *DistGraph
 	mine   []int32 // the parent's owned vertices in the subgraph
 	ids    []int64 // their IDs in the subgraph
+	// ghostOf is, per ghost of the subgraph, its index among the parent's.
+	ghostOf []int32
+}
+
+// parentAdj returns the parent's adjacency, rebuilt from the subgraph's,
+// of a subgraph that keeps every arc of its parent (see induceOnAll): the
+// same arcs in the same order, each neighbour back in the parent's local
+// indices. A caller may so drop the parent's adjacency while it works on
+// the subgraph.
+func (sub *subgraph) parentAdj() []int32 {
+	nl, snl := int32(sub.parent.NLocal()), int32(len(sub.mine))
+	adj := make([]int32, len(sub.g.Adj))
+	for e, a := range sub.g.Adj {
+		if a < snl {
+			adj[e] = sub.mine[a]
+		} else {
+			adj[e] = nl + sub.ghostOf[a-snl]
+		}
+	}
+	return adj
 }
 
 // induceOnAll builds, on g's communicator, the subgraph induced by the
@@ -142,6 +162,7 @@ func (g *DistGraph) induceOnAll(part []int32, m int32) (*subgraph, error) {
 		if id >= 0 {
 			ghostAt[j] = int32(snl + len(ghosts))
 			ghosts = append(ghosts, id)
+			sub.ghostOf = append(sub.ghostOf, int32(j))
 		}
 	}
 	local := func(a int32) int32 {
