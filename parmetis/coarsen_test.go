@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"testing"
 
-	"gnnrun/collective"
 	"gnnrun/parmetis/serial"
 )
 
@@ -26,16 +25,8 @@ func TestCoarseningKeepsEnoughVertices(t *testing.T) {
 	}
 	o := Options{Options: serial.Options{Parts: 2, Seed: 1}, MaxReplicated: 10, Coarsening: CoarsenStars, Method: MethodKway}
 	for _, np := range []int{2, 3} {
-		part, res := partitionOn(t, np, func(c *collective.Comm) (*Result, error) {
-			dg, _, err := Build(c, edgeShare(n, edges, c.Rank(), np))
-			if err != nil {
-				return nil, err
-			}
-			return Partition(dg, o)
-		})
-		m := measure(t, edgeShare(n, edges, 0, 1), part, o, nodes(n))
 		what := fmt.Sprintf("np=%d", np)
+		m := partitionEdges(t, what, n, edges, np, o)
 		checkBounded(t, what, m, 1.03)
-		checkReport(t, what, res, m, "nodes")
 	}
 }
