@@ -145,7 +145,7 @@ func rbRecurse(g *DistGraph, o Options, first int, tp []float64, depth int, st *
 		tp    []float64
 		first int
 	}{{tp[:k0], first}, {tp[k0:], first + k0}}
-	if !split || (k0 == 1 && k == 2) {
+	if !split || k == 2 {
 		// Two parts left: each side is a part, and nothing moves.
 		return g.rbSequential(res.Part, halves, o, depth, st)
 	}

@@ -102,7 +102,7 @@ static int contiguous(int n, const uintptr_t *p, const int *count, uintptr_t *ba
 // loader's sample workers and gather do: gnnrun loader, R-MAT 22, 4 ranks
 // on 2 cores, 2 sample workers, hung in the pipeline's first minute in 2
 // runs of 2, every sample worker of every rank polling an
-// MPI_Ialltoallv; with point-to-point messages, 3 runs of 3 finished. The
+// MPI_Ialltoallv; with point-to-point messages, 6 runs of 6 finished. The
 // messages also need no common base, so buffers may lie anywhere.
 int gn_alltoallv(MPI_Fint c, int n, const uintptr_t *sp, const int *sc, const uintptr_t *rp, const int *rc) {
 	MPI_Comm comm = MPI_Comm_f2c(c);

@@ -38,9 +38,9 @@ type numbering struct {
 // entry of its first appearance). A new block takes the next stamp, so
 // the marks are cleared only once every 255 blocks. A mark is 4 bytes
 // (8 bits of stamp, 24 of number): the cache holds twice as many as of
-// 8-byte marks. A block's sources
-// cluster in R-MAT's hubs and a partition's own nodes, whose marks the
-// cache holds; the sort reads and writes every entry four times.
+// 8-byte marks. A block's sources cluster in R-MAT's hubs and a
+// partition's own nodes, whose marks the cache holds; the sort reads and
+// writes every entry four times.
 type denseMarks struct {
 	lo    int64
 	mark  []uint32 // stamp<<markBits | number or entry

@@ -302,10 +302,9 @@ func (r *loaderRun) gatherFigures(st prefetch.Stats) (perRank, error) {
 		"input": float64(st.RowsInput), "reused": float64(st.RowsReused), "hot": float64(st.RowsHot), "fetched": float64(st.RowsFetched),
 		"local": float64(st.RowsLocal), "remote": float64(st.RowsRemote), "bytes": float64(st.BytesToDevice),
 		"bytes_nocache": float64(st.BytesWithoutCache), "first_wait": r.firstWait.Seconds(), "firsts": float64(r.firsts),
-		"other_wait": r.otherWait.Seconds(), "others": float64(r.others), "last_wait": r.lastWait.Seconds(), "last_seconds": r.lastTime.Seconds(),
-		"peak_host":   float64(st.PeakHostBytes),
+		"other_wait": r.otherWait.Seconds(), "others": float64(r.others), "peak_host": float64(st.PeakHostBytes),
 		"peak_device": float64(st.PeakDeviceBytes), "moved": float64(st.RowsMoved), "moved_bytes": float64(st.BytesMovedOnDevice),
-		"featureless": float64(st.RowsFeatureless)}
+		"featureless": float64(st.RowsFeatureless), "last_wait": r.lastWait.Seconds(), "last_seconds": r.lastTime.Seconds()}
 	names := append([]string(nil), loaderFigures...)
 	for _, s := range st.Stages {
 		mine[s.Name+"_busy"], mine[s.Name+"_fill"] = s.Busy.Seconds(), s.MeanQueueFill

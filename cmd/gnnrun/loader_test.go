@@ -10,12 +10,6 @@ import (
 	"time"
 )
 
-// loaderBatches reads results.loader.batches (per rank) from a report.
-func loaderBatches(t *testing.T, path string) []int64 {
-	t.Helper()
-	return readLoaderReport(t, path).Batches
-}
-
 // loaderReport is what the tests read of gnnrun loader's --report.
 type loaderReport struct {
 	Batches []int64 `json:"batches"`
@@ -24,6 +18,7 @@ type loaderReport struct {
 	LastWait float64 `json:"last_epoch_wait_fraction"`
 }
 
+// readLoaderReport reads results.loader from a report.
 func readLoaderReport(t *testing.T, path string) loaderReport {
 	t.Helper()
 	blob, err := os.ReadFile(path)

@@ -1,5 +1,6 @@
 // Package proc measures the running process: its CPU time, and Go CPU
-// and peak-heap profiles of it, for the commands and benchmarks that report either.
+// and peak-heap profiles of it, for the commands and benchmarks that
+// report them.
 package proc
 
 import (
