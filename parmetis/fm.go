@@ -221,8 +221,16 @@ func (r *refiner) raiseBounds(q *fmQueue, m move, moved []bool, exact func(int32
 	}
 }
 
-// isBoundary reports whether v has a neighbour in another part.
+// isBoundary reports whether v has a neighbour in another part: in O(1)
+// with two parts (edge weights are positive, so an external weight says
+// so), else by scanning its arcs.
 func (r *refiner) isBoundary(v int32) bool {
+	if t := r.two; t != nil {
+		if !t.ok {
+			t.rebuild(r.g, r.full)
+		}
+		return t.ext[v] > 0
+	}
 	g := r.g
 	a := r.full[v]
 	for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {

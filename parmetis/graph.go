@@ -57,8 +57,16 @@ func (g *DistGraph) Comm() *collective.Comm { return g.c }
 // global IDs, sorted. Remote IDs are radix-sorted with their positions, so
 // the cost is linear in the arcs.
 func localIndexer(lo, hi int64, adj []neighbour, out []int32) (ghosts []int64, err error) {
-	var keys []uint64
-	var pos []int32
+	// Count the ghost entries first: grown by appending, the two lists were
+	// copied over and over (a second of a rank's CPU on R-MAT scale 20,
+	// K = 64, np = 2).
+	remote := 0
+	for _, e := range adj {
+		if e.To < lo || e.To >= hi {
+			remote++
+		}
+	}
+	keys, pos := make([]uint64, 0, remote), make([]int32, 0, remote)
 	limit := uint64(1)
 	for i, e := range adj {
 		u := e.To
