@@ -83,12 +83,12 @@ func initialPartition(g *DistGraph, ctl *ctrl, coarse bool) ([]int32, error) {
 		o.Seed = graph.Mix(ctl.seed, 0x1417, uint64(c.Rank()), uint64(run))
 		// Heavy coarse vertices may keep the coarsest graph from
 		// balancing; the balancing phase of the finer levels fixes that.
-		p, err := serial.Partition(s, o)
+		p, pst, err := serial.PartitionStats(s, o)
 		if err != nil && !errors.Is(err, serial.ErrUnbalanced) {
 			return nil, err
 		}
-		sc := serial.EdgeCut(s, p)
-		if imb := serial.Imbalance(s, p, o); !serial.Within(imb, o.Imbalance) {
+		sc := pst.Cut
+		if !serial.Within(pst.Imbalance, o.Imbalance) {
 			sc = math.MaxInt64 / 2
 		}
 		if sc < score {
