@@ -175,6 +175,18 @@ func (r *refiner) sync() error {
 		return err
 	}
 	r.pb = pb
+	if t := r.two; t != nil {
+		// With two parts the gain cache holds every vertex's external
+		// weight: one scan of the arcs builds it and gives the cut.
+		t.rebuild(r.g, r.full)
+		var local int64
+		for _, x := range t.ext {
+			local += x
+		}
+		sum, err := collective.Sum(r.g.c, local)
+		r.cut = sum / 2
+		return err
+	}
 	r.cut, err = r.globalCut()
 	return err
 }
