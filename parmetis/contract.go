@@ -88,7 +88,8 @@ func (g *DistGraph) contract(leader []int64, sparse bool) (*DistGraph, []int64, 
 	}
 	arcs = nil
 	runtime.GC() // the send buffers' memory serves the coarse rows
-	local := localCoarseArcs{g: g, cmap: cmap, full: full, book: book, rank: me}
+	clo, chi := book.Range(me)
+	local := localCoarseArcs{g: g, cmap: cmap, full: full, lo: clo, hi: chi}
 	cg, keep, err := assembleCoarse(c, book, g.NCon, gotW, gotA, local.all)
 	if err != nil {
 		return nil, nil, err
@@ -184,18 +185,17 @@ func assembleCoarse(c *collective.Comm, book graph.Book, ncon int, weights [][]i
 // into 24-byte records sent to itself: on R-MAT scale 20 at np = 2 nearly
 // all of a rank's arcs at every level.
 type localCoarseArcs struct {
-	g    *DistGraph
-	cmap []int64 // coarse vertex of every owned fine vertex
-	full []int64 // coarse vertex of every owned vertex and ghost
-	book graph.Book
-	rank int
+	g      *DistGraph
+	cmap   []int64 // coarse vertex of every owned fine vertex
+	full   []int64 // coarse vertex of every owned vertex and ghost
+	lo, hi int64   // the coarse vertices this rank owns
 }
 
 // all yields the arcs, as contract records them for other ranks.
 func (l localCoarseArcs) all(yield func(arc) bool) {
 	g := l.g
 	for v, cv := range l.cmap {
-		if l.book.Owner(cv) != l.rank {
+		if cv < l.lo || cv >= l.hi {
 			continue
 		}
 		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {

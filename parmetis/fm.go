@@ -225,10 +225,7 @@ func (r *refiner) raiseBounds(q *fmQueue, m move, moved []bool, exact func(int32
 // with two parts (edge weights are positive, so an external weight says
 // so), else by scanning its arcs.
 func (r *refiner) isBoundary(v int32) bool {
-	if t := r.two; t != nil {
-		if !t.ok {
-			t.rebuild(r.g, r.full)
-		}
+	if t := r.gains(); t != nil {
 		return t.ext[v] > 0
 	}
 	g := r.g

@@ -202,6 +202,15 @@ func (r *refiner) globalCut() (int64, error) {
 	return sum / 2, err // every cut edge is seen from both ends
 }
 
+// gains returns the two-part gain cache, built if a phase undone whole
+// left it stale, or nil with more parts.
+func (r *refiner) gains() *twoWay {
+	if t := r.two; t != nil && !t.ok {
+		t.rebuild(r.g, r.full)
+	}
+	return r.two
+}
+
 // connectivity fills r.conn with v's edge weight to each part and returns
 // the parts it touches (its own included).
 func (r *refiner) connectivity(v int32) []int32 {
@@ -210,10 +219,7 @@ func (r *refiner) connectivity(v int32) []int32 {
 	}
 	r.seen = r.seen[:0]
 	g := r.g
-	if t := r.two; t != nil {
-		if !t.ok {
-			t.rebuild(g, r.full)
-		}
+	if t := r.gains(); t != nil {
 		a := r.full[v]
 		if in := t.deg[v] - t.ext[v]; in > 0 {
 			r.conn[a] = in
