@@ -9,6 +9,15 @@ import (
 // rank sends itself is not copied: the result's slice for this rank is
 // send[rank] itself.
 func Exchange[T any](c *Comm, send [][]T) ([][]T, error) {
+	return ExchangeInto(c, send, nil)
+}
+
+// ExchangeInto is Exchange receiving what rank i sends into bufs[i]'s
+// memory when its capacity suffices (else into a new slice with an eighth
+// to spare), as AlltoallvInto does: the result's slices alias bufs then,
+// and passing the last result back as bufs reuses its memory. bufs may be
+// nil or shorter than the communicator.
+func ExchangeInto[T any](c *Comm, send [][]T, bufs [][]T) ([][]T, error) {
 	if err := checkPlain[T](); err != nil {
 		return nil, err
 	}
@@ -33,7 +42,14 @@ func Exchange[T any](c *Comm, send [][]T) ([][]T, error) {
 		if err != nil {
 			return nil, err
 		}
-		recv[i] = make([]T, k)
+		switch {
+		case i < len(bufs) && i != me && cap(bufs[i]) >= k:
+			recv[i] = bufs[i][:k]
+		case bufs != nil:
+			recv[i] = make([]T, k, k+k/8)
+		default:
+			recv[i] = make([]T, k)
+		}
 		rb[i] = asBytes(recv[i])
 	}
 	if err := c.transfer(p, rb); err != nil {

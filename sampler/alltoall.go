@@ -25,6 +25,8 @@ import (
 type alltoallDraws struct {
 	sm         *Sampler
 	send, back [][]int64
+	// what the last exchanges brought, whose memory the next ones reuse
+	asked, got [][]int64
 	// scratch of a layer
 	order   []int32 // per node asked, the rank asked
 	perRank []int   // nodes asked of each rank
@@ -78,10 +80,13 @@ func (a *alltoallDraws) ask(epoch int, batch int64, layer int, nodes []int64, pa
 	sm := a.sm
 	a.requests(epoch, batch, layer, nodes, parts, excl, failed)
 	a.before = sm.c.Traffic()
-	asked, err := collective.Exchange(sm.c, a.send)
+	tx := time.Now()
+	asked, err := collective.ExchangeInto(sm.c, a.send, a.asked)
+	sm.stats.ExchangeSeconds += time.Since(tx).Seconds()
 	if err != nil {
 		return err
 	}
+	a.asked = asked
 	t0 := time.Now()
 	a.answerErr = a.answer(asked)
 	if a.answerErr == nil && anyFailed(asked) {
@@ -95,10 +100,13 @@ func (a *alltoallDraws) ask(epoch int, batch int64, layer int, nodes []int64, pa
 // rank asked for.
 func (a *alltoallDraws) collect(out *edgeList, counts []int32, failed bool) ([]int32, error) {
 	sm := a.sm
-	got, err := collective.Exchange(sm.c, a.back)
+	tx := time.Now()
+	got, err := collective.ExchangeInto(sm.c, a.back, a.got)
+	sm.stats.ExchangeSeconds += time.Since(tx).Seconds()
 	if err != nil {
 		return nil, err
 	}
+	a.got = got
 	after := sm.c.Traffic()
 	sm.stats.Sent += after.Sent - a.before.Sent
 	sm.stats.Received += after.Received - a.before.Received

@@ -22,16 +22,17 @@ type workerOptions struct {
 
 // workerResult is what every rank measured, indexed by rank.
 type workerResult struct {
-	Secs        []float64 `json:"secs"`         // in SampleTask
-	Edges       []int64   `json:"edges"`        // sampled
-	LocalNodes  []int64   `json:"local_nodes"`  // frontier nodes drawn here
-	RemoteNodes []int64   `json:"remote_nodes"` // ... at or from other ranks
-	LocalSecs   []float64 `json:"local_secs"`   // drawing the local ones
-	RemoteSecs  []float64 `json:"remote_secs"`  // in the remote step
-	AnswerSecs  []float64 `json:"answer_secs"`  // ... drawing other ranks' nodes (alltoall)
-	Bytes       []int64   `json:"bytes"`        // sent and received for remote nodes
-	LimitSecs   []float64 `json:"limit_secs"`   // the random-access loop
-	LimitReads  []int64   `json:"limit_reads"`  // indices entries it read
+	Secs         []float64 `json:"secs"`          // in SampleTask
+	Edges        []int64   `json:"edges"`         // sampled
+	LocalNodes   []int64   `json:"local_nodes"`   // frontier nodes drawn here
+	RemoteNodes  []int64   `json:"remote_nodes"`  // ... at or from other ranks
+	LocalSecs    []float64 `json:"local_secs"`    // drawing the local ones
+	RemoteSecs   []float64 `json:"remote_secs"`   // in the remote step
+	AnswerSecs   []float64 `json:"answer_secs"`   // ... drawing other ranks' nodes (alltoall)
+	ExchangeSecs []float64 `json:"exchange_secs"` // ... in the exchanges (alltoall), waiting for the other ranks included
+	Bytes        []int64   `json:"bytes"`         // sent and received for remote nodes
+	LimitSecs    []float64 `json:"limit_secs"`    // the random-access loop
+	LimitReads   []int64   `json:"limit_reads"`   // indices entries it read
 	// The same loop also reading the edge_ids entry at each position:
 	// what a sampler that must return edge IDs reads at the least.
 	LimitEIDSecs []float64 `json:"limit_eid_secs"`
@@ -179,8 +180,9 @@ func runWorker(o workerOptions) error {
 	mine := workerResult{Secs: []float64{secs}, Edges: []int64{st.Edges - before.Edges},
 		LocalNodes: []int64{st.LocalNodes - before.LocalNodes}, RemoteNodes: []int64{st.RemoteNodes - before.RemoteNodes},
 		LocalSecs: []float64{st.LocalSeconds - before.LocalSeconds}, RemoteSecs: []float64{st.RemoteSeconds - before.RemoteSeconds},
-		AnswerSecs: []float64{st.AnswerSeconds - before.AnswerSeconds},
-		Bytes:      []int64{st.Sent + st.Received - before.Sent - before.Received}, LimitSecs: []float64{limitSecs},
+		AnswerSecs:   []float64{st.AnswerSeconds - before.AnswerSeconds},
+		ExchangeSecs: []float64{st.ExchangeSeconds - before.ExchangeSeconds},
+		Bytes:        []int64{st.Sent + st.Received - before.Sent - before.Received}, LimitSecs: []float64{limitSecs},
 		LimitReads: []int64{reads}, LimitEIDSecs: []float64{limitEIDSecs}, LocalEdges: []int64{localEdges}, Batches: o.batches}
 	all, err := gather(c, mine)
 	if err != nil {
@@ -296,8 +298,8 @@ func limitLoop(s *shard.Served, visits []visit, eids bool) (float64, int64) {
 // rank 0.
 func gather(c *collective.Comm, r workerResult) (workerResult, error) {
 	out := workerResult{Batches: r.Batches}
-	fl := [][]float64{r.Secs, r.LocalSecs, r.RemoteSecs, r.AnswerSecs, r.LimitSecs, r.LimitEIDSecs}
-	dst := []*[]float64{&out.Secs, &out.LocalSecs, &out.RemoteSecs, &out.AnswerSecs, &out.LimitSecs, &out.LimitEIDSecs}
+	fl := [][]float64{r.Secs, r.LocalSecs, r.RemoteSecs, r.AnswerSecs, r.ExchangeSecs, r.LimitSecs, r.LimitEIDSecs}
+	dst := []*[]float64{&out.Secs, &out.LocalSecs, &out.RemoteSecs, &out.AnswerSecs, &out.ExchangeSecs, &out.LimitSecs, &out.LimitEIDSecs}
 	for i, v := range fl {
 		all, _, err := collective.Allgatherv(c, v)
 		if err != nil {
