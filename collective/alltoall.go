@@ -9,15 +9,24 @@ import (
 // rank sends itself is not copied: the result's slice for this rank is
 // send[rank] itself.
 func Exchange[T any](c *Comm, send [][]T) ([][]T, error) {
-	return ExchangeInto(c, send, nil)
+	return exchange(c, send, nil, false)
 }
 
 // ExchangeInto is Exchange receiving what rank i sends into bufs[i]'s
 // memory when its capacity suffices (else into a new slice with an eighth
 // to spare), as AlltoallvInto does: the result's slices alias bufs then,
 // and passing the last result back as bufs reuses its memory. bufs may be
-// nil or shorter than the communicator.
+// nil or shorter than the communicator. (The sampler's two exchanges a
+// layer, fresh slices each time, spent most of their time faulting in the
+// new pages: R-MAT 20, 2 ranks, 0.50-0.68 s of 100 batches; reused,
+// 0.13-0.24 s.)
 func ExchangeInto[T any](c *Comm, send [][]T, bufs [][]T) ([][]T, error) {
+	return exchange(c, send, bufs, true)
+}
+
+// exchange is Exchange into bufs, allocating with room to spare when
+// spare says so.
+func exchange[T any](c *Comm, send [][]T, bufs [][]T, spare bool) ([][]T, error) {
 	if err := checkPlain[T](); err != nil {
 		return nil, err
 	}
@@ -45,7 +54,7 @@ func ExchangeInto[T any](c *Comm, send [][]T, bufs [][]T) ([][]T, error) {
 		switch {
 		case i < len(bufs) && i != me && cap(bufs[i]) >= k:
 			recv[i] = bufs[i][:k]
-		case bufs != nil:
+		case spare:
 			recv[i] = make([]T, k, k+k/8)
 		default:
 			recv[i] = make([]T, k)

@@ -276,3 +276,50 @@ func TestAlltoallvIntoReusesGrowingBuffer(t *testing.T) {
 		return nil
 	})
 }
+
+// TestExchangeIntoReusesBuffers exchanges messages that grow a little each
+// step and, from one rank, none at all: after the first step every other
+// rank's message arrives in the memory of the last result, the rank's own
+// is its send slice, and every step delivers the right elements.
+func TestExchangeIntoReusesBuffers(t *testing.T) {
+	runLocal(t, 3, func(c *Comm) error {
+		var last [][]int64
+		for step := range 5 {
+			send := make([][]int64, c.Size())
+			for j := range send {
+				if c.Rank() == 2 {
+					continue // rank 2 sends nothing
+				}
+				for i := range 1000 + step {
+					send[j] = append(send[j], int64(c.Rank()*1_000_000+j*10_000+i))
+				}
+			}
+			got, err := ExchangeInto(c, send, last)
+			if err != nil {
+				return err
+			}
+			if len(got[c.Rank()]) > 0 && &got[c.Rank()][0] != &send[c.Rank()][0] {
+				return fmt.Errorf("step %d: a rank's own message was copied", step)
+			}
+			for src, m := range got {
+				n := 1000 + step
+				if src == 2 {
+					n = 0
+				}
+				if len(m) != n {
+					return fmt.Errorf("step %d: %d elements from rank %d, want %d", step, len(m), src, n)
+				}
+				if step > 0 && n > 0 && src != c.Rank() && &m[0] != &last[src][:1][0] {
+					return fmt.Errorf("step %d: message from rank %d not received into the last one's memory (capacity %d)", step, src, cap(last[src]))
+				}
+				for i, v := range m {
+					if want := int64(src*1_000_000 + c.Rank()*10_000 + i); v != want {
+						return fmt.Errorf("step %d: element %d from rank %d is %d, want %d", step, i, src, v, want)
+					}
+				}
+			}
+			last = got
+		}
+		return nil
+	})
+}
