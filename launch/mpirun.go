@@ -24,6 +24,7 @@ type mpirunOptions struct {
 	mca           [][2]string
 	export        []string
 	spread        bool
+	cpuSet        []int
 }
 
 func (o *mpirunOptions) setDefault() {
@@ -39,6 +40,25 @@ func (o *mpirunOptions) setDefault() {
 func SpreadCores() MPIRunOption {
 	return func(o *mpirunOptions) error {
 		o.spread = true
+		return nil
+	}
+}
+
+// OnCores binds the ranks to the given cores, one core a rank in rank
+// order (mpirun's --cpu-set): a one-rank job pinned to a core other than
+// the first, to measure each core of a machine whose cores differ in
+// speed. Without a hostfile only.
+func OnCores(cores ...int) MPIRunOption {
+	return func(o *mpirunOptions) error {
+		if len(cores) == 0 {
+			return errors.New("launch: OnCores needs at least one core")
+		}
+		for _, c := range cores {
+			if c < 0 {
+				return fmt.Errorf("launch: core %d is negative", c)
+			}
+		}
+		o.cpuSet = cores
 		return nil
 	}
 }
@@ -206,6 +226,16 @@ func MPIRun(command []string, opts ...MPIRunOption) ([]string, error) {
 		} else {
 			args = append(args, "--bind-to", "none")
 		}
+	}
+	if len(o.cpuSet) > 0 {
+		if o.hostfile != nil || o.spread {
+			return nil, errors.New("launch: OnCores binds ranks on this machine: not with a hostfile or SpreadCores")
+		}
+		set := make([]string, len(o.cpuSet))
+		for i, c := range o.cpuSet {
+			set[i] = strconv.Itoa(c)
+		}
+		args = append(args, "--cpu-set", strings.Join(set, ","), "--bind-to", "core")
 	}
 	for _, kv := range o.mca {
 		args = append(args, "--mca", kv[0], kv[1])

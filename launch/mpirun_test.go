@@ -29,6 +29,7 @@ func TestMPIRun(t *testing.T) {
 		{"oversubscribe forced off", []MPIRunOption{NP(1 << 20), RunAsRoot(false), Oversubscribe(false)}, "mpirun -np 1048576 /opt/gnnrun selftest"},
 		{"one rank spread over the cores", []MPIRunOption{NP(1), RunAsRoot(false), SpreadCores()}, fmt.Sprintf("mpirun -np 1 --map-by slot:PE=%d /opt/gnnrun selftest", runtime.NumCPU())},
 		{"more ranks than cores spread: unbound", []MPIRunOption{NP(1 << 20), RunAsRoot(false), SpreadCores()}, "mpirun -np 1048576 --oversubscribe --bind-to none /opt/gnnrun selftest"},
+		{"one rank on the second core", []MPIRunOption{NP(1), RunAsRoot(false), OnCores(1)}, "mpirun -np 1 --cpu-set 1 --bind-to core /opt/gnnrun selftest"},
 		{"hostfile fills its slots", []MPIRunOption{WithHostfile(hf), RunAsRoot(false)}, "mpirun -np 8 --hostfile " + hosts + " /opt/gnnrun selftest"},
 		{"hostfile fewer ranks", []MPIRunOption{WithHostfile(hf), NP(3), RunAsRoot(false)}, "mpirun -np 3 --hostfile " + hosts + " /opt/gnnrun selftest"},
 		{"hostfile oversubscribed on request", []MPIRunOption{WithHostfile(capped), NP(3), Oversubscribe(true), RunAsRoot(false)}, "mpirun -np 3 --hostfile capped --oversubscribe /opt/gnnrun selftest"},
@@ -73,6 +74,9 @@ func TestMPIRunErrors(t *testing.T) {
 		{"relative agent", []string{"x"}, []MPIRunOption{NP(1), RshAgent("ci/nsrsh")}, "absolute path"},
 		{"bad export", []string{"x"}, []MPIRunOption{NP(1), Export("1X")}, `export "1X"`},
 		{"bad tcp", []string{"x"}, []MPIRunOption{NP(1), TCP("")}, "TCP interfaces"},
+		{"no cores", []string{"x"}, []MPIRunOption{NP(1), OnCores()}, "at least one core"},
+		{"negative core", []string{"x"}, []MPIRunOption{NP(1), OnCores(-1)}, "core -1 is negative"},
+		{"cores with a hostfile", []string{"x"}, []MPIRunOption{WithHostfile(hf), OnCores(0)}, "not with a hostfile"},
 		{"empty program", []string{"x"}, []MPIRunOption{NP(1), Program("")}, "empty mpirun program"},
 	}
 	for _, tt := range tests {

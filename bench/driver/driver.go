@@ -94,6 +94,14 @@ func OutputSpread(np int, args ...string) ([]byte, error) {
 	return output(np, []launch.MPIRunOption{launch.SpreadCores()}, args)
 }
 
+// OutputOnCore is Output of one rank bound to the given core: on a machine
+// whose cores differ in speed (a VM's vCPUs on a busy host), the one-rank
+// reference of a P-rank run is measured on each of the cores the P ranks
+// run on.
+func OutputOnCore(core int, args ...string) ([]byte, error) {
+	return output(1, []launch.MPIRunOption{launch.OnCores(core)}, args)
+}
+
 func output(np int, more []launch.MPIRunOption, args []string) ([]byte, error) {
 	cmd, err := launchWith(np, more, args)
 	if err != nil {

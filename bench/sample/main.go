@@ -9,7 +9,8 @@
 // nodes, their indptr entries and as many random entries of their indices
 // ranges as were sampled (the memory system's random-access rate) — and the
 // share of frontier nodes sampled remotely with each transport's cost per
-// remote frontier node.
+// remote frontier node. The one-rank reference runs on each core the
+// multi-rank runs use: the cores of a VM can differ in speed.
 //
 // Usage (from the repository root; it runs mpirun itself):
 //
@@ -27,9 +28,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 
 	"gnnrun/bench/driver"
+	"gnnrun/rank"
 )
 
 func main() {
@@ -92,6 +96,12 @@ type result struct {
 	Balance   string `json:"balance"`
 	Graph     string `json:"graph,omitempty"` // a real graph's name (R-MAT: empty)
 	Task      string `json:"task,omitempty"`  // node (also when empty) or link
+	// Core is the core a one-rank run was bound to (runs before the
+	// field was recorded: core 0, mpirun's default), -1 for runs of
+	// several ranks, which mpirun binds rank r to core r (where there are
+	// as many cores); Cores is the machine's.
+	Core  int `json:"core"`
+	Cores int `json:"cores,omitempty"`
 	workerResult
 }
 
@@ -113,6 +123,15 @@ func runDriver(o driverOptions) error {
 		return err
 	}
 	tasks := strings.Split(o.tasks, ",")
+	// The cores of the one-rank references: those the largest run uses
+	// (one, where there is no MPI to bind ranks to cores).
+	cores := []int{0}
+	if rank.MPI {
+		cores = nil
+		for c := range min(slices.Max(ranks), runtime.NumCPU()) {
+			cores = append(cores, c)
+		}
+	}
 	var results []result
 	measure := func(graph string, sc int, parts, mask string) error {
 		for _, task := range tasks {
@@ -121,20 +140,35 @@ func runDriver(o driverOptions) error {
 					if np == 1 && tr == "rma" {
 						continue // one rank serves every partition: nothing is remote
 					}
-					out, err := driver.Output(np, self, "-worker", "-parts-dir", parts, "-transport", tr, "-task", task, "-mask", mask,
-						"-fanouts", o.fanouts, "-batch-size", fmt.Sprint(o.batch), "-batches", fmt.Sprint(o.batches))
-					if err != nil {
-						return err
+					// One rank runs on each core the largest run uses, the
+					// others as mpirun places them (rank r on core r).
+					runs := []int{-1}
+					if np == 1 {
+						runs = cores
 					}
-					r := result{Scale: sc, Graph: graph, Task: task, Ranks: np, Transport: tr, Balance: o.balance}
-					if err := json.Unmarshal(lastLine(out), &r.workerResult); err != nil {
-						return fmt.Errorf("%s %s P=%d %s: worker output: %v\n%s", r.graphName(), task, np, tr, err, out)
-					}
-					fmt.Fprintf(os.Stderr, "%s %s P=%d %s: %.3g edges/s per rank (limit %.3g), remote %.1f%%\n",
-						r.graphName(), task, np, tr, r.edgesPerRank(), r.limitPerRank(), 100*r.remoteShare())
-					results = append(results, r)
-					if err := save(o.out, results); err != nil { // what is measured survives a later failure
-						return err
+					for _, core := range runs {
+						args := []string{self, "-worker", "-parts-dir", parts, "-transport", tr, "-task", task, "-mask", mask,
+							"-fanouts", o.fanouts, "-batch-size", fmt.Sprint(o.batch), "-batches", fmt.Sprint(o.batches)}
+						var out []byte
+						var err error
+						if core >= 0 {
+							out, err = driver.OutputOnCore(core, args...)
+						} else {
+							out, err = driver.Output(np, args...)
+						}
+						if err != nil {
+							return err
+						}
+						r := result{Scale: sc, Graph: graph, Task: task, Ranks: np, Transport: tr, Balance: o.balance, Core: core, Cores: runtime.NumCPU()}
+						if err := json.Unmarshal(lastLine(out), &r.workerResult); err != nil {
+							return fmt.Errorf("%s %s P=%d %s: worker output: %v\n%s", r.graphName(), task, np, tr, err, out)
+						}
+						fmt.Fprintf(os.Stderr, "%s %s P=%d%s %s: %.3g edges/s per rank (limit %.3g), remote %.1f%%\n",
+							r.graphName(), task, np, r.onCore(), tr, r.edgesPerRank(), r.limitPerRank(), 100*r.remoteShare())
+						results = append(results, r)
+						if err := save(o.out, results); err != nil { // what is measured survives a later failure
+							return err
+						}
 					}
 				}
 			}
