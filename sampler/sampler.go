@@ -72,6 +72,30 @@ type Stats struct {
 	ExchangeSeconds float64
 }
 
+// Add returns the field-wise sum of s and t: the stats of two samplers
+// together.
+func (s Stats) Add(t Stats) Stats {
+	return Stats{
+		Batches: s.Batches + t.Batches, Seeds: s.Seeds + t.Seeds, Edges: s.Edges + t.Edges,
+		LocalNodes: s.LocalNodes + t.LocalNodes, RemoteNodes: s.RemoteNodes + t.RemoteNodes,
+		Sent: s.Sent + t.Sent, Received: s.Received + t.Received,
+		LocalSeconds: s.LocalSeconds + t.LocalSeconds, RemoteSeconds: s.RemoteSeconds + t.RemoteSeconds,
+		AnswerSeconds: s.AnswerSeconds + t.AnswerSeconds, ExchangeSeconds: s.ExchangeSeconds + t.ExchangeSeconds,
+	}
+}
+
+// Sub returns the field-wise difference s - t: what a sampler did since
+// it had the stats t.
+func (s Stats) Sub(t Stats) Stats {
+	return s.Add(Stats{
+		Batches: -t.Batches, Seeds: -t.Seeds, Edges: -t.Edges,
+		LocalNodes: -t.LocalNodes, RemoteNodes: -t.RemoteNodes,
+		Sent: -t.Sent, Received: -t.Received,
+		LocalSeconds: -t.LocalSeconds, RemoteSeconds: -t.RemoteSeconds,
+		AnswerSeconds: -t.AnswerSeconds, ExchangeSeconds: -t.ExchangeSeconds,
+	})
+}
+
 // remoteDraws samples frontier nodes whose partitions this rank does not
 // serve, in two steps with the layer's local draws between them: ask
 // sends for them (and, with alltoall, draws what the other ranks ask of

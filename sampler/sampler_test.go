@@ -3,6 +3,7 @@ package sampler
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -371,5 +372,36 @@ func TestSampleOneRankFails(t *testing.T) {
 				t.Errorf("rank 0 over rma: %v, want no error", errs[0])
 			}
 		})
+	}
+}
+
+// TestStatsAddSub checks that Add and Sub cover every field of Stats: a
+// field added later and left out of them fails here.
+func TestStatsAddSub(t *testing.T) {
+	var a, b Stats
+	va, vb := reflect.ValueOf(&a).Elem(), reflect.ValueOf(&b).Elem()
+	for i := range va.NumField() {
+		switch f := va.Field(i); f.Kind() {
+		case reflect.Int64:
+			f.SetInt(int64(10 + i))
+			vb.Field(i).SetInt(int64(3 * i))
+		case reflect.Float64:
+			f.SetFloat(float64(10+i) / 4)
+			vb.Field(i).SetFloat(float64(3*i) / 4)
+		default:
+			t.Fatalf("Stats field %s of kind %v: extend this test", va.Type().Field(i).Name, f.Kind())
+		}
+	}
+	sum, diff := reflect.ValueOf(a.Add(b)), reflect.ValueOf(a.Sub(b))
+	for i := range va.NumField() {
+		name := va.Type().Field(i).Name
+		x, y := va.Field(i), vb.Field(i)
+		if x.Kind() == reflect.Int64 {
+			if sum.Field(i).Int() != x.Int()+y.Int() || diff.Field(i).Int() != x.Int()-y.Int() {
+				t.Errorf("%s: Add %d, Sub %d from %d and %d", name, sum.Field(i).Int(), diff.Field(i).Int(), x.Int(), y.Int())
+			}
+		} else if sum.Field(i).Float() != x.Float()+y.Float() || diff.Field(i).Float() != x.Float()-y.Float() {
+			t.Errorf("%s: Add %g, Sub %g from %g and %g", name, sum.Field(i).Float(), diff.Field(i).Float(), x.Float(), y.Float())
+		}
 	}
 }

@@ -45,6 +45,7 @@ func main() {
 	flag.StringVar(&o.fanouts, "fanouts", "15,10,5", "fanouts, the hop nearest the seeds first")
 	flag.IntVar(&o.batch, "batch-size", 1024, "seeds per batch")
 	flag.IntVar(&o.batches, "batches", 24, "batches each rank samples per configuration")
+	flag.IntVar(&o.samplers, "samplers", 1, "samplers side by side per rank, each on its own communicator, taking the batches in turn (the loader's --sample-workers)")
 	flag.StringVar(&o.dir, "dir", "bench/results/tmp/sample", "work directory for graphs and partitions")
 	flag.StringVar(&o.out, "out", "bench/results/sample", "results prefix (.json, .md, .svg)")
 	flag.StringVar(&o.tasks, "tasks", "node,link", "tasks, comma-separated: node (seeds: the training nodes), link (batch-size positive edges, 4 negatives each, reverse exclusion)")
@@ -60,7 +61,7 @@ func main() {
 	flag.Parse()
 	switch {
 	case *worker:
-		w.fanouts, w.batch, w.batches = o.fanouts, o.batch, o.batches
+		w.fanouts, w.batch, w.batches, w.samplers = o.fanouts, o.batch, o.batches, o.samplers
 		if err := runWorker(w); err != nil {
 			fmt.Fprintln(os.Stderr, "bench/sample worker:", err)
 			os.Exit(1)
@@ -80,7 +81,7 @@ func main() {
 
 type driverOptions struct {
 	scales, ranks, dir, out, fanouts, balance, tasks, real string
-	parts, batch, batches                                  int
+	parts, batch, batches, samplers                        int
 }
 
 // realDefault is the largest real graph of the shared data (SNAP's
@@ -148,7 +149,7 @@ func runDriver(o driverOptions) error {
 					}
 					for _, core := range runs {
 						args := []string{self, "-worker", "-parts-dir", parts, "-transport", tr, "-task", task, "-mask", mask,
-							"-fanouts", o.fanouts, "-batch-size", fmt.Sprint(o.batch), "-batches", fmt.Sprint(o.batches)}
+							"-fanouts", o.fanouts, "-batch-size", fmt.Sprint(o.batch), "-batches", fmt.Sprint(o.batches), "-samplers", fmt.Sprint(o.samplers)}
 						var out []byte
 						var err error
 						if core >= 0 {

@@ -2,8 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"sync"
 	"time"
 
 	"gnnrun/collective"
@@ -17,7 +20,7 @@ type workerOptions struct {
 	parts, transport, fanouts string
 	task, mask                string
 	cpuProfile                string
-	batch, batches            int
+	batch, batches, samplers  int
 }
 
 // workerResult is what every rank measured, indexed by rank.
@@ -38,6 +41,9 @@ type workerResult struct {
 	LimitEIDSecs []float64 `json:"limit_eid_secs"`
 	LocalEdges   []int64   `json:"local_edges"` // edges drawn for local nodes
 	Batches      int       `json:"batches"`
+	// Samplers is the samplers side by side per rank (runs before the
+	// field was recorded: 1).
+	Samplers int `json:"samplers,omitempty"`
 }
 
 func (r *workerResult) edgesPerRank() float64 {
@@ -132,13 +138,19 @@ func runWorker(o workerOptions) error {
 	if err != nil {
 		return err
 	}
-	sm, err := sampler.New(c, s, so)
-	if err != nil {
-		return err
+	// The samplers, made in the same order on every rank (each on its own
+	// communicator), take the batches in turn: sampler i batches i, i+n,
+	// ... and all of them are timed together, as the loader's sample
+	// workers run.
+	sms := make([]*sampler.Sampler, o.samplers)
+	for i := range sms {
+		if sms[i], err = sampler.New(c, s, so); err != nil {
+			return err
+		}
 	}
 	// As many epochs as the batches need (a small graph has few per
 	// epoch): the batches of epochs 0, 1, ... in turn.
-	const warm = 2
+	warm := 2 * len(sms)
 	var tasks []sampler.Task
 	for e := 0; len(tasks) < o.batches+warm; e++ {
 		more := plan.Epoch(1, e)
@@ -148,48 +160,66 @@ func runWorker(o workerOptions) error {
 		tasks = append(tasks, more...)
 	}
 	touch(s)
-	for _, t := range tasks[:warm] {
-		if _, err := sm.SampleTask(t); err != nil {
+	for i, t := range tasks[:warm] {
+		if _, err := sms[i%len(sms)].SampleTask(t); err != nil {
 			return err
 		}
 	}
-	before := sm.Stats()
-	var dsts []destinations
-	var secs float64
+	before := make([]sampler.Stats, len(sms))
+	for i, sm := range sms {
+		before[i] = sm.Stats()
+	}
 	stop, err := proc.StartCPUProfile(o.cpuProfile, c.Rank())
 	if err != nil {
 		return err
 	}
-	for _, t := range tasks[warm : warm+o.batches] {
-		t0 := time.Now()
-		b, err := sm.SampleTask(t)
-		secs += time.Since(t0).Seconds()
-		if err != nil {
-			return err
-		}
-		// Only what the limit loop needs is kept here, and its visits
-		// are listed after the timed batches: the other ranks wait on
-		// this one's time between batches.
-		dsts = appendDestinations(dsts, b)
+	// Only what the limit loop needs is kept here, and its visits are
+	// listed after the timed batches: the other ranks wait on this one's
+	// time between batches.
+	dsts := make([][]destinations, len(sms))
+	errs := make([]error, len(sms))
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	for i, sm := range sms {
+		wg.Go(func() {
+			for k := i; k < o.batches; k += len(sms) {
+				b, err := sm.SampleTask(tasks[warm+k])
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				dsts[i] = appendDestinations(dsts[i], b)
+			}
+		})
 	}
+	wg.Wait()
+	secs := time.Since(t0).Seconds()
+	err = errors.Join(errs...)
 	stop()
-	st := sm.Stats()
-	visits, localEdges := localVisits(s, dsts)
+	if err != nil {
+		return err
+	}
+	var st sampler.Stats
+	for i, sm := range sms {
+		st = st.Add(sm.Stats().Sub(before[i]))
+	}
+	visits, localEdges := localVisits(s, slices.Concat(dsts...))
 	limitSecs, reads := limitLoop(s, visits, false)
 	limitEIDSecs, _ := limitLoop(s, visits, true)
-	mine := workerResult{Secs: []float64{secs}, Edges: []int64{st.Edges - before.Edges},
-		LocalNodes: []int64{st.LocalNodes - before.LocalNodes}, RemoteNodes: []int64{st.RemoteNodes - before.RemoteNodes},
-		LocalSecs: []float64{st.LocalSeconds - before.LocalSeconds}, RemoteSecs: []float64{st.RemoteSeconds - before.RemoteSeconds},
-		AnswerSecs:   []float64{st.AnswerSeconds - before.AnswerSeconds},
-		ExchangeSecs: []float64{st.ExchangeSeconds - before.ExchangeSeconds},
-		Bytes:        []int64{st.Sent + st.Received - before.Sent - before.Received}, LimitSecs: []float64{limitSecs},
-		LimitReads: []int64{reads}, LimitEIDSecs: []float64{limitEIDSecs}, LocalEdges: []int64{localEdges}, Batches: o.batches}
+	mine := workerResult{Secs: []float64{secs}, Edges: []int64{st.Edges},
+		LocalNodes: []int64{st.LocalNodes}, RemoteNodes: []int64{st.RemoteNodes},
+		LocalSecs: []float64{st.LocalSeconds}, RemoteSecs: []float64{st.RemoteSeconds},
+		AnswerSecs: []float64{st.AnswerSeconds}, ExchangeSecs: []float64{st.ExchangeSeconds},
+		Bytes: []int64{st.Sent + st.Received}, LimitSecs: []float64{limitSecs},
+		LimitReads: []int64{reads}, LimitEIDSecs: []float64{limitEIDSecs}, LocalEdges: []int64{localEdges}, Batches: o.batches, Samplers: o.samplers}
 	all, err := gather(c, mine)
 	if err != nil {
 		return err
 	}
-	if err := sm.Close(); err != nil {
-		return err
+	for _, sm := range sms {
+		if err := sm.Close(); err != nil {
+			return err
+		}
 	}
 	if c.Rank() == 0 {
 		return json.NewEncoder(os.Stdout).Encode(all)
@@ -297,7 +327,7 @@ func limitLoop(s *shard.Served, visits []visit, eids bool) (float64, int64) {
 // gather collects every rank's single-element slices into one result on
 // rank 0.
 func gather(c *collective.Comm, r workerResult) (workerResult, error) {
-	out := workerResult{Batches: r.Batches}
+	out := workerResult{Batches: r.Batches, Samplers: r.Samplers}
 	fl := [][]float64{r.Secs, r.LocalSecs, r.RemoteSecs, r.AnswerSecs, r.ExchangeSecs, r.LimitSecs, r.LimitEIDSecs}
 	dst := []*[]float64{&out.Secs, &out.LocalSecs, &out.RemoteSecs, &out.AnswerSecs, &out.ExchangeSecs, &out.LimitSecs, &out.LimitEIDSecs}
 	for i, v := range fl {
