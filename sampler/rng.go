@@ -65,6 +65,42 @@ func philox2(c [4]uint32, c0b uint32, k [2]uint32) (o, ob [4]uint32) {
 	return [4]uint32{a0, a1, a2, a3}, [4]uint32{b0, b1, b2, b3}
 }
 
+// philox8In is philox8AVX2's input: the eight counters' word 0, the
+// words 1..3 they share, the key, and the constants (the assembly reads
+// them by offset: keep the order).
+type philox8In struct {
+	c0         [8]uint32
+	c1, c2, c3 uint32
+	k0, k1     uint32
+	m0, m1     uint32
+	w0, w1     uint32
+}
+
+// philox8 puts the draws of the eight counters c, c with c[0]+1, ...,
+// c[0]+7 under key k into out, as Stream.Pair gives them: out[2j] and
+// out[2j+1] are counter j's. On the vector unit where there is one (AVX2:
+// a lane per counter, about a third of the instructions of eight scalar
+// calls); else by philox2.
+func philox8(c [4]uint32, k Key, out *[16]uint64) {
+	if hasPhilox8 {
+		in := philox8In{c1: c[1], c2: c[2], c3: c[3], k0: k[0], k1: k[1], m0: philoxM0, m1: philoxM1, w0: philoxW0, w1: philoxW1}
+		for j := range in.c0 {
+			in.c0[j] = c[0] + uint32(j)
+		}
+		philox8AVX2(&in, out)
+		return
+	}
+	for j := 0; j < 8; j += 2 {
+		cj := c
+		cj[0] += uint32(j)
+		o, ob := philox2(cj, cj[0]+1, k)
+		out[2*j] = uint64(o[0]) | uint64(o[1])<<32
+		out[2*j+1] = uint64(o[2]) | uint64(o[3])<<32
+		out[2*j+2] = uint64(ob[0]) | uint64(ob[1])<<32
+		out[2*j+3] = uint64(ob[2]) | uint64(ob[3])<<32
+	}
+}
+
 // Purpose separates the streams of draws made for different things, so a
 // neighbour draw never reuses the numbers of a shuffle or a negative.
 type Purpose uint32
@@ -124,9 +160,22 @@ func (s *Stream) Uint64(i uint32) uint64 {
 	return s.b
 }
 
-// fill puts draws 0..len(buf)-1 of the stream in buf, four at a time.
+// fill puts draws 0..len(buf)-1 of the stream in buf: sixteen at a time
+// on the vector unit while eight or more are left, then four at a time.
 func (s *Stream) fill(buf []uint64) {
 	i := 0
+	if hasPhilox8 {
+		var out [16]uint64
+		for ; i+philox8From <= len(buf); i += 16 {
+			c := s.ctr
+			c[0] = uint32(i >> 1)
+			philox8(c, s.key, &out)
+			copy(buf[i:], out[:])
+		}
+		if i >= len(buf) {
+			return
+		}
+	}
 	for ; i+4 <= len(buf); i += 4 {
 		c := s.ctr
 		c[0] = uint32(i >> 1)
@@ -144,6 +193,11 @@ func (s *Stream) fill(buf []uint64) {
 		}
 	}
 }
+
+// philox8From is the fewest draws left that fill computes by philox8 on
+// the vector unit (sixteen, of which it keeps those it needs): below, the
+// scalar calls cost less.
+const philox8From = 3
 
 // Pair returns draws 2j and 2j+1 of the stream.
 func (s *Stream) Pair(j uint32) (uint64, uint64) {

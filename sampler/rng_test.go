@@ -1,6 +1,10 @@
 package sampler
 
-import "testing"
+import (
+	"iter"
+	"math/rand/v2"
+	"testing"
+)
 
 // The known answers of Random123's kat_vectors for philox4x32 10
 // (counter, key, output).
@@ -75,13 +79,61 @@ func TestFillEqualsPairs(t *testing.T) {
 	if o != philox(c, k) || ob != philox(cb, k) {
 		t.Fatalf("philox2 = %08x, %08x, want %08x, %08x", o, ob, philox(c, k), philox(cb, k))
 	}
-	for n := range 20 {
-		s := NewStream(BatchKey(7, 1, 42), ForNeighbors, Lane(1, 2), 1000)
-		buf := make([]uint64, n)
-		s.fill(buf)
-		for i, got := range buf {
-			if want := s.Uint64(uint32(i)); got != want {
-				t.Fatalf("fill of %d: draw %d is %x, want %x", n, i, got, want)
+	for _, vector := range philox8Modes(t) {
+		for n := range 50 {
+			s := NewStream(BatchKey(7, 1, 42), ForNeighbors, Lane(1, 2), 1000)
+			buf := make([]uint64, n)
+			s.fill(buf)
+			for i, got := range buf {
+				if want := s.Uint64(uint32(i)); got != want {
+					t.Fatalf("vector %v: fill of %d: draw %d is %x, want %x", vector, n, i, got, want)
+				}
+			}
+		}
+	}
+}
+
+// philox8Modes returns the ways philox8 can run here (by philox2, and on
+// the vector unit where there is one), setting hasPhilox8 to each in turn
+// as the caller ranges over them; the test's end restores it.
+func philox8Modes(t *testing.T) iter.Seq2[int, bool] {
+	saved := hasPhilox8
+	t.Cleanup(func() { hasPhilox8 = saved })
+	return func(yield func(int, bool) bool) {
+		for i, vector := range []bool{false, true} {
+			if vector && !saved {
+				t.Log("no vector unit (AVX2) for philox8 here: its scalar form only")
+				continue
+			}
+			hasPhilox8 = vector
+			if !yield(i, vector) {
+				return
+			}
+		}
+	}
+}
+
+// philox8 gives what philox gives for each of its eight counters, on
+// every path, counters wrapping past 2^32 included.
+func TestPhilox8MatchesPhilox(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, vector := range philox8Modes(t) {
+		for trial := range 2000 {
+			c := [4]uint32{rng.Uint32(), rng.Uint32(), rng.Uint32(), rng.Uint32()}
+			if trial%10 == 0 {
+				c[0] = ^uint32(0) - uint32(trial%8) // lanes wrap past 2^32
+			}
+			k := Key{rng.Uint32(), rng.Uint32()}
+			var out [16]uint64
+			philox8(c, k, &out)
+			for j := range 8 {
+				cj := c
+				cj[0] += uint32(j)
+				o := philox(cj, k)
+				a, b := uint64(o[0])|uint64(o[1])<<32, uint64(o[2])|uint64(o[3])<<32
+				if out[2*j] != a || out[2*j+1] != b {
+					t.Fatalf("vector %v: counter %08x + %d under %08x: %016x %016x, want %016x %016x", vector, c, j, k, out[2*j], out[2*j+1], a, b)
+				}
 			}
 		}
 	}
