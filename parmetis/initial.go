@@ -20,8 +20,9 @@ func (g *DistGraph) Replicate() (*serial.Graph, error) {
 		return nil, fmt.Errorf("parmetis: cannot replicate a graph of %d vertices", g.N())
 	}
 	if g.c.Size() == 1 {
-		// One rank: local indices are global IDs; share the arrays.
-		return &serial.Graph{NCon: g.NCon, Xadj: g.Xadj, Adjncy: g.Adj, Adjwgt: g.Adjwgt, Vwgt: g.Vwgt}, nil
+		// One rank: local indices are global IDs; share the arrays but
+		// the edge weights.
+		return &serial.Graph{NCon: g.NCon, Xadj: g.Xadj, Adjncy: g.Adj, Adjwgt: serialWeights(g.Adjwgt), Vwgt: g.Vwgt}, nil
 	}
 	nl := g.NLocal()
 	deg := make([]int64, nl)
@@ -43,13 +44,25 @@ func (g *DistGraph) Replicate() (*serial.Graph, error) {
 	if s.Adjncy, _, err = collective.Allgatherv(g.c, adj); err != nil {
 		return nil, err
 	}
-	if s.Adjwgt, _, err = collective.Allgatherv(g.c, g.Adjwgt); err != nil {
+	if s.Adjwgt, _, err = collective.Allgatherv(g.c, serialWeights(g.Adjwgt)); err != nil {
 		return nil, err
 	}
 	if s.Vwgt, _, err = collective.Allgatherv(g.c, g.Vwgt); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// serialWeights returns edge weights as the serial partitioner holds
+// them, in 32 bits: those above math.MaxInt32 (a coarse edge merging
+// edges of more than 2^31 in weight) are kept at it, as the serial
+// partitioner's own coarse edges are.
+func serialWeights(w []int64) []int32 {
+	s := make([]int32, len(w))
+	for e, x := range w {
+		s[e] = int32(min(x, math.MaxInt32))
+	}
+	return s
 }
 
 // initialPartition partitions the coarsest graph: every rank computes a

@@ -223,7 +223,7 @@ func measure(in *input, path string, k int) (result, error) {
 		w[p] += g.Vwgt[v]
 		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
 			if part[g.Adjncy[e]] != p {
-				cut += g.Adjwgt[e]
+				cut += int64(g.Adjwgt[e])
 			}
 		}
 	}

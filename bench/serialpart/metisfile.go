@@ -8,6 +8,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -102,12 +103,12 @@ func appendRow(g *serial.Graph, fs []string, weighted bool) error {
 		}
 		w := 1
 		if weighted {
-			if w, err = strconv.Atoi(fs[i+1]); err != nil || w < 1 {
-				return fmt.Errorf("bad edge weight %q", fs[i+1])
+			if w, err = strconv.Atoi(fs[i+1]); err != nil || w < 1 || w > math.MaxInt32 {
+				return fmt.Errorf("bad edge weight %q (1 to 2^31-1)", fs[i+1])
 			}
 		}
 		g.Adjncy = append(g.Adjncy, int32(u-1))
-		g.Adjwgt = append(g.Adjwgt, int64(w))
+		g.Adjwgt = append(g.Adjwgt, int32(w))
 	}
 	g.Xadj = append(g.Xadj, int64(len(g.Adjncy)))
 	return nil

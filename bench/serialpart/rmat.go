@@ -44,7 +44,7 @@ func rmat(scale, edgeFactor int, seed uint64) *serial.Graph {
 	slices.Sort(arcs)
 	arcs = slices.Compact(arcs)
 	g := &serial.Graph{NCon: 1, Xadj: make([]int64, n+1), Adjncy: make([]int32, len(arcs)),
-		Adjwgt: make([]int64, len(arcs)), Vwgt: make([]int64, n)}
+		Adjwgt: make([]int32, len(arcs)), Vwgt: make([]int64, n)}
 	for i, x := range arcs {
 		g.Xadj[x>>32+1]++
 		g.Adjncy[i] = int32(uint32(x))

@@ -42,14 +42,14 @@ func (b *bisection) compute(interior []int8) {
 		var id, ed int64
 		if interior != nil && interior[v] != 0 {
 			for _, w := range g.Adjwgt[g.Xadj[v]:g.Xadj[v+1]] {
-				id += w
+				id += int64(w)
 			}
 		} else {
 			for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
 				if b.side[g.Adjncy[e]] == s {
-					id += g.Adjwgt[e]
+					id += int64(g.Adjwgt[e])
 				} else {
-					ed += g.Adjwgt[e]
+					ed += int64(g.Adjwgt[e])
 				}
 			}
 		}
@@ -80,7 +80,7 @@ func (b *bisection) flip(v int32) {
 	g := b.g
 	to := b.flipSelf(v)
 	for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
-		u, w := g.Adjncy[e], g.Adjwgt[e]
+		u, w := g.Adjncy[e], int64(g.Adjwgt[e])
 		if b.side[u] == to {
 			b.id[u] += w
 			b.ed[u] -= w
@@ -114,7 +114,7 @@ func (b *bisection) flipQueued(v int32, qs []gainQueue, qnum []int32, moved []in
 	lo, hi := g.Xadj[v], g.Xadj[v+1]
 	wgt := g.Adjwgt[lo:hi]
 	for i, u := range g.Adjncy[lo:hi] {
-		w := wgt[i]
+		w := int64(wgt[i])
 		su := b.side[u]
 		if su == to {
 			w = -w

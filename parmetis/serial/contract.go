@@ -71,7 +71,7 @@ func mergeDense(g, cg *Graph, cmap []int32, v, u, cv int32, ce int64, ht []int32
 				continue
 			}
 			if h := ht[cu]; h >= 0 {
-				adjwgt[start+int64(h)] += wgt[i]
+				adjwgt[start+int64(h)] = addWeight(adjwgt[start+int64(h)], wgt[i])
 			} else {
 				ht[cu] = int32(ce - start)
 				adjncy[ce], adjwgt[ce] = cu, wgt[i]
@@ -108,7 +108,7 @@ func mergeSmall(g, cg *Graph, cmap []int32, v, u, cv int32, ce int64, ht []int32
 				adjncy[ce], adjwgt[ce] = cu, wgt[i]
 				ce++
 			case adjncy[start+int64(h)] == cu:
-				adjwgt[start+int64(h)] += wgt[i]
+				adjwgt[start+int64(h)] = addWeight(adjwgt[start+int64(h)], wgt[i])
 			default:
 				ce = addScanning(adjncy, adjwgt, start, ce, cu, wgt[i])
 			}
@@ -125,10 +125,10 @@ func mergeSmall(g, cg *Graph, cmap []int32, v, u, cv int32, ce int64, ht []int32
 
 // addScanning adds weight w to the edge to cu among adjncy[start:ce], or
 // appends it, and returns the new end.
-func addScanning(adjncy []int32, adjwgt []int64, start, ce int64, cu int32, w int64) int64 {
+func addScanning(adjncy, adjwgt []int32, start, ce int64, cu int32, w int32) int64 {
 	for j := start; j < ce; j++ {
 		if adjncy[j] == cu {
-			adjwgt[j] += w
+			adjwgt[j] = addWeight(adjwgt[j], w)
 			return ce
 		}
 	}

@@ -18,7 +18,7 @@ func ExamplePartition() {
 		Adjncy: []int32{1, 4, 0, 2, 5, 1, 3, 6, 2, 7, 0, 5, 1, 4, 6, 2, 5, 7, 3, 6},
 		Vwgt:   []int64{1, 1, 1, 1, 1, 1, 1, 1},
 	}
-	g.Adjwgt = make([]int64, len(g.Adjncy))
+	g.Adjwgt = make([]int32, len(g.Adjncy))
 	for i := range g.Adjwgt {
 		g.Adjwgt[i] = 1
 	}

@@ -1,18 +1,37 @@
 package serial
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Graph is a symmetric, weighted graph in CSR form with local vertex indices:
 // the neighbours of v are Adjncy[Xadj[v]:Xadj[v+1]] with edge weights at the
 // same positions of Adjwgt, and v's weights for the NCon balance constraints
 // are Vwgt[v*NCon:(v+1)*NCon]. Every edge appears in both directions with the
 // same weight, and there are no self loops.
+//
+// Edge weights are 32 bits, as in METIS's default build: the coarse
+// levels hold most of the partitioner's memory, most of it their edges,
+// and 4-byte weights take a third off them. A coarse edge's weight is the
+// sum of the fine ones it merges, kept at math.MaxInt32 where the sum
+// would pass it (only where the graph's edges weigh more than 2^31 in
+// all; the cuts reported are summed in 64 bits).
 type Graph struct {
 	NCon   int
 	Xadj   []int64
 	Adjncy []int32
-	Adjwgt []int64
+	Adjwgt []int32
 	Vwgt   []int64
+}
+
+// addWeight returns the weight of an edge merging edges of weights a and b:
+// their sum, or math.MaxInt32 where it would pass it.
+func addWeight(a, b int32) int32 {
+	if s := int64(a) + int64(b); s < math.MaxInt32 {
+		return int32(s)
+	}
+	return math.MaxInt32
 }
 
 // N returns the number of vertices.
@@ -57,14 +76,14 @@ func (g *Graph) Validate() error {
 	}
 	for v := range n {
 		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
-			mark[g.Adjncy[e]] = g.Adjwgt[e]
+			mark[g.Adjncy[e]] = int64(g.Adjwgt[e])
 		}
 		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
 			u := g.Adjncy[e]
 			found := false
 			for f := g.Xadj[u]; f < g.Xadj[u+1]; f++ {
 				if int(g.Adjncy[f]) == v {
-					if g.Adjwgt[f] != mark[u] {
+					if int64(g.Adjwgt[f]) != mark[u] {
 						return fmt.Errorf("serial: edge %d-%d has weight %d one way and %d the other", v, u, mark[u], g.Adjwgt[f])
 					}
 					found = true

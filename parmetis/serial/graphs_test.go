@@ -29,7 +29,7 @@ func buildGraph(n int, edges [][2]int32) *Graph {
 		g.Xadj[v+1] = int64(len(g.Adjncy))
 		g.Vwgt[v] = 1
 	}
-	g.Adjwgt = make([]int64, len(g.Adjncy))
+	g.Adjwgt = make([]int32, len(g.Adjncy))
 	for i := range g.Adjwgt {
 		g.Adjwgt[i] = 1
 	}

@@ -56,9 +56,9 @@ func (s *kway) computeDegrees(v int32) {
 	var id, ed int64
 	for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
 		if s.part[g.Adjncy[e]] == p {
-			id += g.Adjwgt[e]
+			id += int64(g.Adjwgt[e])
 		} else {
-			ed += g.Adjwgt[e]
+			ed += int64(g.Adjwgt[e])
 		}
 	}
 	s.id[v], s.ed[v] = id, ed
@@ -81,7 +81,7 @@ func (s *kway) move(v, to int32, conn int64) {
 	s.id[v], s.ed[v] = conn, total-conn
 	s.setBoundary(v)
 	for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
-		u, w := g.Adjncy[e], g.Adjwgt[e]
+		u, w := g.Adjncy[e], int64(g.Adjwgt[e])
 		switch s.part[u] {
 		case from:
 			s.id[u] -= w
@@ -165,7 +165,7 @@ func (s *kway) connectivity(v int32, conn []int64, touched []int32) []int32 {
 		if conn[p] == 0 {
 			touched = append(touched, p)
 		}
-		conn[p] += g.Adjwgt[e]
+		conn[p] += int64(g.Adjwgt[e])
 	}
 	return touched
 }

@@ -147,7 +147,7 @@ func smallEnoughFor2Hop(g *Graph, v int32, maxv []int64) bool {
 // pair with v fits under maxv (and lies in v's part, if part is not nil), or
 // v itself when there is none.
 func heaviestFit(g *Graph, v int32, match []int32, maxv []int64, part []int32) int32 {
-	best, bestw := v, int64(-1)
+	best, bestw := v, int32(-1)
 	if part != nil {
 		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
 			u := g.Adjncy[e]

@@ -17,7 +17,11 @@ import (
 // o's target weights.
 func measure(tb testing.TB, g *Graph, part []int32, o Options) *parteval.Result {
 	tb.Helper()
-	pg, err := parteval.FromCSR(g.Xadj, g.Adjncy, g.Adjwgt)
+	wgt := make([]int64, len(g.Adjwgt))
+	for e, w := range g.Adjwgt {
+		wgt[e] = int64(w)
+	}
+	pg, err := parteval.FromCSR(g.Xadj, g.Adjncy, wgt)
 	if err != nil {
 		tb.Fatal(err)
 	}

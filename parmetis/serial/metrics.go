@@ -8,7 +8,7 @@ func EdgeCut(g *Graph, part []int32) int64 {
 		p := part[v]
 		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
 			if part[g.Adjncy[e]] != p {
-				cut += g.Adjwgt[e]
+				cut += int64(g.Adjwgt[e])
 			}
 		}
 	}

@@ -13,7 +13,7 @@ func pathGraph() *Graph {
 		NCon:   2,
 		Xadj:   []int64{0, 1, 3, 5, 6},
 		Adjncy: []int32{1, 0, 2, 1, 3, 2},
-		Adjwgt: []int64{5, 5, 1, 1, 7, 7},
+		Adjwgt: []int32{5, 5, 1, 1, 7, 7},
 		Vwgt:   []int64{1, 0, 2, 1, 3, 0, 4, 1},
 	}
 }
@@ -75,7 +75,7 @@ func TestMetricsMatchParteval(t *testing.T) {
 	weighted := gridGraph(20, 20)
 	for e := range weighted.Adjwgt {
 		u := slices.IndexFunc(weighted.Xadj, func(x int64) bool { return x > int64(e) }) - 1
-		weighted.Adjwgt[e] = int64(1 + (u+int(weighted.Adjncy[e]))%5)
+		weighted.Adjwgt[e] = int32(1 + (u+int(weighted.Adjncy[e]))%5)
 	}
 	rng := rand.New(rand.NewPCG(4, 5))
 	for name, g := range map[string]*Graph{"path": pathGraph(), "weighted grid": weighted, "rmat": rmatGraph(10, 8, 1), "3 constraints": trainingGraph(30, 30)} {
@@ -99,6 +99,21 @@ func TestMetricsMatchParteval(t *testing.T) {
 					t.Errorf("%s k=%d %v: Imbalance %v in constraint %d, measured %v", name, o.Parts, o.TargetWeights, imb[c], c, b.Imbalance)
 				}
 			}
+		}
+	}
+}
+
+// A coarse edge merging edges of more than 2^31-1 in weight keeps
+// math.MaxInt32 (see Graph), never a wrapped negative weight.
+func TestAddWeightSaturates(t *testing.T) {
+	for _, c := range []struct{ a, b, want int32 }{
+		{1, 2, 3},
+		{math.MaxInt32 - 5, 5, math.MaxInt32},
+		{math.MaxInt32 - 5, 6, math.MaxInt32},
+		{math.MaxInt32, math.MaxInt32, math.MaxInt32},
+	} {
+		if got := addWeight(c.a, c.b); got != c.want {
+			t.Errorf("addWeight(%d, %d) = %d, want %d", c.a, c.b, got, c.want)
 		}
 	}
 }

@@ -157,7 +157,7 @@ func TestPartitionEdgeCases(t *testing.T) {
 		}
 		for e := range g.Adjwgt {
 			u, v := g.Adjncy[e], int32(slices.IndexFunc(g.Xadj, func(x int64) bool { return x > int64(e) })-1)
-			g.Adjwgt[e] = int64(1 + (u+v)%5)
+			g.Adjwgt[e] = 1 + (u+v)%5
 		}
 		if err := g.Validate(); err != nil {
 			t.Fatal(err)
@@ -217,7 +217,7 @@ func TestPartitionBadInput(t *testing.T) {
 		{"negative threads", g, Options{Parts: 2, Threads: -1}, "threads must not be negative"},
 		{"negative edge weight", withEdgeWeight(g, -1), Options{Parts: 2}, "non-positive weight"},
 		{"negative vertex weight", withVertexWeight(g, -2), Options{Parts: 2}, "negative weight"},
-		{"self loop", &Graph{NCon: 1, Xadj: []int64{0, 1}, Adjncy: []int32{0}, Adjwgt: []int64{1}, Vwgt: []int64{1}}, Options{Parts: 1}, "self loops"},
+		{"self loop", &Graph{NCon: 1, Xadj: []int64{0, 1}, Adjncy: []int32{0}, Adjwgt: []int32{1}, Vwgt: []int64{1}}, Options{Parts: 1}, "self loops"},
 		{"nil graph", nil, Options{Parts: 1}, "no graph"},
 	}
 	for _, c := range cases {
@@ -241,7 +241,7 @@ func TestPartitionCannotBalance(t *testing.T) {
 	}
 }
 
-func withEdgeWeight(g *Graph, w int64) *Graph {
+func withEdgeWeight(g *Graph, w int32) *Graph {
 	h := *g
 	h.Adjwgt = slices.Clone(g.Adjwgt)
 	h.Adjwgt[0] = w

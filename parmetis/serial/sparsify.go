@@ -18,7 +18,7 @@ func (c *ctrl) sparsify(g *Graph, keep int) {
 	n := g.N()
 	thr := c.ws.arena.get64(n)
 	defer c.ws.arena.put64(thr)
-	buf := grow64(&c.ws.conn, 0)
+	buf := grow32(&c.ws.wgts, 0)
 	for v := range n {
 		w := g.Adjwgt[g.Xadj[v]:g.Xadj[v+1]]
 		if len(w) <= keep {
@@ -26,16 +26,16 @@ func (c *ctrl) sparsify(g *Graph, keep int) {
 			continue
 		}
 		buf = append(buf[:0], w...)
-		thr[v] = KthLargest(buf, keep, cmpLess[int64])
+		thr[v] = int64(KthLargest(buf, keep, cmpLess[int32]))
 	}
-	c.ws.conn = buf
+	c.ws.wgts = buf
 	var ce int64
 	start := int64(0)
 	for v := range n {
 		end := g.Xadj[v+1]
 		for e := start; e < end; e++ {
 			u, w := g.Adjncy[e], g.Adjwgt[e]
-			if w >= thr[v] || w >= thr[u] {
+			if int64(w) >= thr[v] || int64(w) >= thr[u] {
 				g.Adjncy[ce], g.Adjwgt[ce] = u, w
 				ce++
 			}

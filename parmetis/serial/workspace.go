@@ -13,6 +13,7 @@ type workspace struct {
 	mark               []int32
 	queues             []gainQueue
 	conn               []int64
+	wgts               []int32 // a vertex's edge weights (sparsify)
 	touched            []int32
 	status             []int8
 	arena              arena
@@ -118,7 +119,7 @@ func (a *arena) put64(s []int64) {
 // from the arena; Xadj[0] and the vertex weights are zero, the rest is not
 // cleared.
 func (a *arena) newGraph(n int, m int64, ncon int) *Graph {
-	g := &Graph{NCon: ncon, Xadj: a.get64(n + 1), Adjncy: a.get32(int(m)), Adjwgt: a.get64(int(m)), Vwgt: a.get64(n * ncon)}
+	g := &Graph{NCon: ncon, Xadj: a.get64(n + 1), Adjncy: a.get32(int(m)), Adjwgt: a.get32(int(m)), Vwgt: a.get64(n * ncon)}
 	g.Xadj[0] = 0
 	clear(g.Vwgt)
 	return g
@@ -131,6 +132,6 @@ func (a *arena) freeGraph(g *Graph) {
 	}
 	a.put64(g.Xadj)
 	a.put32(g.Adjncy)
-	a.put64(g.Adjwgt)
+	a.put32(g.Adjwgt)
 	a.put64(g.Vwgt)
 }
