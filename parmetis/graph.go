@@ -3,6 +3,7 @@ package parmetis
 import (
 	"fmt"
 	"math"
+	"sync/atomic"
 
 	"gnnrun/collective"
 	"gnnrun/graph"
@@ -29,7 +30,30 @@ type DistGraph struct {
 
 	c    *collective.Comm
 	halo *halo
+
+	// scratch marks a subgraph the recursive bisection built for itself
+	// (a side rbSequential induced): once its own sides are induced it
+	// drops its arcs (see rbSequential).
+	scratch bool
 }
+
+// dropArcs lets the collector have g's arcs and halo: a scratch subgraph
+// whose sides are induced needs only its vertices' count and
+// communicator after.
+func (g *DistGraph) dropArcs() {
+	if keepScratch {
+		return
+	}
+	g.Adj, g.Adjwgt, g.Ghosts, g.halo = nil, nil, nil, nil
+	scratchDrops.Add(1)
+}
+
+// keepScratch (tests) keeps the arcs dropArcs would drop, and
+// scratchDrops counts the drops: a partition must not depend on them.
+var (
+	keepScratch  bool
+	scratchDrops atomic.Int64
+)
 
 // NLocal returns the number of vertices this rank owns.
 func (g *DistGraph) NLocal() int { return len(g.Xadj) - 1 }
