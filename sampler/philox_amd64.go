@@ -4,7 +4,7 @@ package sampler
 
 import "golang.org/x/sys/cpu"
 
-// hasPhilox8 says philox8 runs on the vector unit (AVX2).
+// hasPhilox8 says there is a vector unit (AVX2) for philox8.
 var hasPhilox8 = cpu.X86.HasAVX2
 
 // philox8AVX2 is philox8's vector form (philox_amd64.s).

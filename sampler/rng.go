@@ -78,27 +78,15 @@ type philox8In struct {
 
 // philox8 puts the draws of the eight counters c, c with c[0]+1, ...,
 // c[0]+7 under key k into out, as Stream.Pair gives them: out[2j] and
-// out[2j+1] are counter j's. On the vector unit where there is one (AVX2:
-// a lane per counter, about a third of the instructions of eight scalar
-// calls); else by philox2.
+// out[2j+1] are counter j's. It runs on the vector unit (AVX2: a lane per
+// counter, about a third of the instructions of eight scalar calls), so
+// only where hasPhilox8 says there is one.
 func philox8(c [4]uint32, k Key, out *[16]uint64) {
-	if hasPhilox8 {
-		in := philox8In{c1: c[1], c2: c[2], c3: c[3], k0: k[0], k1: k[1], m0: philoxM0, m1: philoxM1, w0: philoxW0, w1: philoxW1}
-		for j := range in.c0 {
-			in.c0[j] = c[0] + uint32(j)
-		}
-		philox8AVX2(&in, out)
-		return
+	in := philox8In{c1: c[1], c2: c[2], c3: c[3], k0: k[0], k1: k[1], m0: philoxM0, m1: philoxM1, w0: philoxW0, w1: philoxW1}
+	for j := range in.c0 {
+		in.c0[j] = c[0] + uint32(j)
 	}
-	for j := 0; j < 8; j += 2 {
-		cj := c
-		cj[0] += uint32(j)
-		o, ob := philox2(cj, cj[0]+1, k)
-		out[2*j] = uint64(o[0]) | uint64(o[1])<<32
-		out[2*j+1] = uint64(o[2]) | uint64(o[3])<<32
-		out[2*j+2] = uint64(ob[0]) | uint64(ob[1])<<32
-		out[2*j+3] = uint64(ob[2]) | uint64(ob[3])<<32
-	}
+	philox8AVX2(&in, out)
 }
 
 // Purpose separates the streams of draws made for different things, so a
@@ -161,7 +149,8 @@ func (s *Stream) Uint64(i uint32) uint64 {
 }
 
 // fill puts draws 0..len(buf)-1 of the stream in buf: sixteen at a time
-// on the vector unit while eight or more are left, then four at a time.
+// on the vector unit while philox8From or more are left, then four at a
+// time.
 func (s *Stream) fill(buf []uint64) {
 	i := 0
 	if hasPhilox8 {
