@@ -16,8 +16,8 @@ import (
 func (c *ctrl) sparsify(g *Graph, keep int) {
 	defer c.since(PhaseContract, time.Now())
 	n := g.N()
-	thr := c.ws.arena.get64(n)
-	defer c.ws.arena.put64(thr)
+	thr := c.ws.arena.get32(n)
+	defer c.ws.arena.put32(thr)
 	buf := grow32(&c.ws.wgts, 0)
 	for v := range n {
 		w := g.Adjwgt[g.Xadj[v]:g.Xadj[v+1]]
@@ -26,7 +26,7 @@ func (c *ctrl) sparsify(g *Graph, keep int) {
 			continue
 		}
 		buf = append(buf[:0], w...)
-		thr[v] = int64(KthLargest(buf, keep, cmpLess[int32]))
+		thr[v] = KthLargest(buf, keep, cmpLess[int32])
 	}
 	c.ws.wgts = buf
 	var ce int64
@@ -35,7 +35,7 @@ func (c *ctrl) sparsify(g *Graph, keep int) {
 		end := g.Xadj[v+1]
 		for e := start; e < end; e++ {
 			u, w := g.Adjncy[e], g.Adjwgt[e]
-			if int64(w) >= thr[v] || int64(w) >= thr[u] {
+			if w >= thr[v] || w >= thr[u] {
 				g.Adjncy[ce], g.Adjwgt[ce] = u, w
 				ce++
 			}
