@@ -134,6 +134,29 @@ func runDriver(o driverOptions) error {
 		}
 	}
 	var results []result
+	// run measures one configuration: np ranks as mpirun places them (rank
+	// r on core r), or one rank bound to core (core >= 0).
+	run := func(r result, parts, mask string) error {
+		args := []string{self, "-worker", "-parts-dir", parts, "-transport", r.Transport, "-task", r.Task, "-mask", mask,
+			"-fanouts", o.fanouts, "-batch-size", fmt.Sprint(o.batch), "-batches", fmt.Sprint(o.batches), "-samplers", fmt.Sprint(o.samplers)}
+		var out []byte
+		var err error
+		if r.Core >= 0 {
+			out, err = driver.OutputOnCore(r.Core, args...)
+		} else {
+			out, err = driver.Output(r.Ranks, args...)
+		}
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(lastLine(out), &r.workerResult); err != nil {
+			return fmt.Errorf("%s %s P=%d %s: worker output: %v\n%s", r.graphName(), r.Task, r.Ranks, r.Transport, err, out)
+		}
+		fmt.Fprintf(os.Stderr, "%s %s P=%d%s %s: %.3g edges/s per rank (limit %.3g), remote %.1f%%\n",
+			r.graphName(), r.Task, r.Ranks, r.onCore(), r.Transport, r.edgesPerRank(), r.limitPerRank(), 100*r.remoteShare())
+		results = append(results, r)
+		return save(o.out, results) // what is measured survives a later failure
+	}
 	measure := func(graph string, sc int, parts, mask string) error {
 		for _, task := range tasks {
 			for _, np := range ranks {
@@ -141,33 +164,14 @@ func runDriver(o driverOptions) error {
 					if np == 1 && tr == "rma" {
 						continue // one rank serves every partition: nothing is remote
 					}
-					// One rank runs on each core the largest run uses, the
-					// others as mpirun places them (rank r on core r).
+					// One rank runs on each core the largest run uses.
 					runs := []int{-1}
 					if np == 1 {
 						runs = cores
 					}
 					for _, core := range runs {
-						args := []string{self, "-worker", "-parts-dir", parts, "-transport", tr, "-task", task, "-mask", mask,
-							"-fanouts", o.fanouts, "-batch-size", fmt.Sprint(o.batch), "-batches", fmt.Sprint(o.batches), "-samplers", fmt.Sprint(o.samplers)}
-						var out []byte
-						var err error
-						if core >= 0 {
-							out, err = driver.OutputOnCore(core, args...)
-						} else {
-							out, err = driver.Output(np, args...)
-						}
-						if err != nil {
-							return err
-						}
 						r := result{Scale: sc, Graph: graph, Task: task, Ranks: np, Transport: tr, Balance: o.balance, Core: core, Cores: runtime.NumCPU()}
-						if err := json.Unmarshal(lastLine(out), &r.workerResult); err != nil {
-							return fmt.Errorf("%s %s P=%d %s: worker output: %v\n%s", r.graphName(), task, np, tr, err, out)
-						}
-						fmt.Fprintf(os.Stderr, "%s %s P=%d%s %s: %.3g edges/s per rank (limit %.3g), remote %.1f%%\n",
-							r.graphName(), task, np, r.onCore(), tr, r.edgesPerRank(), r.limitPerRank(), 100*r.remoteShare())
-						results = append(results, r)
-						if err := save(o.out, results); err != nil { // what is measured survives a later failure
+						if err := run(r, parts, mask); err != nil {
 							return err
 						}
 					}
