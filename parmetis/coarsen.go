@@ -69,7 +69,8 @@ func (c Coarsening) resolve(g *DistGraph) (Coarsening, error) {
 }
 
 // coarsen matches and contracts until the graph fits the replication
-// ceiling; it returns every level, finest first, and the coarse map of
+// ceiling (with coarsenFirst, for one level at least when the graph is
+// above replicateFloor and that level halves it); it returns every level, finest first, and the coarse map of
 // each level but the last.
 func coarsen(g *DistGraph, ctl *ctrl) ([]*DistGraph, [][]int64, []LevelStats, error) {
 	t0 := time.Now()
@@ -90,7 +91,11 @@ func coarsen(g *DistGraph, ctl *ctrl) ([]*DistGraph, [][]int64, []LevelStats, er
 	levels, stats := []*DistGraph{g}, []LevelStats{{Vertices: g.N(), Arcs: arcs}}
 	var cmaps [][]int64
 	relaxed := 0
-	for cur := g; cur.N()+stats[len(stats)-1].Arcs > ceiling; {
+	above := func(cur *DistGraph) bool {
+		size := cur.N() + stats[len(stats)-1].Arcs
+		return size > ceiling || (ctl.o.coarsenFirst && len(levels) == 1 && size > replicateFloor)
+	}
+	for cur := g; above(cur); {
 		if len(levels) > maxLevels {
 			return nil, nil, nil, fmt.Errorf("parmetis: %d levels of coarsening left %d vertices and %d arcs, above the replication ceiling of %d; raise the ceiling or use more ranks", maxLevels, cur.N(), stats[len(stats)-1].Arcs, ceiling)
 		}
@@ -109,6 +114,13 @@ func coarsen(g *DistGraph, ctl *ctrl) ([]*DistGraph, [][]int64, []LevelStats, er
 		// The size, vertices plus arcs, shrank under 10%: the coarse-vertex
 		// weight limit binds. Relax it a few times before giving up.
 		fine := cur.N() + stats[len(stats)-1].Arcs
+		if fine <= ceiling && (coarse.N()+arcs)*2 > fine {
+			// The level coarsenFirst asked for kept more than half the
+			// graph (R-MAT's dense core: 0.68 of it, and 3.5% more cut at
+			// K = 64, against 0.05-0.13 for planted communities): the
+			// serial partitioner does better on the graph as it is.
+			break
+		}
 		if (coarse.N()+arcs)*10 > fine*9 {
 			if relaxed >= stallRelaxations {
 				return nil, nil, nil, fmt.Errorf("parmetis: coarsening stalled at %d vertices and %d arcs, above the replication ceiling of %d; raise the ceiling", cur.N(), stats[len(stats)-1].Arcs, ceiling)

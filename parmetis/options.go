@@ -30,6 +30,9 @@ type Options struct {
 	// leave it above its share of the bound (an odd vertex too many), which
 	// the final k-way balancing against the whole bound mends or reports.
 	bisection bool
+	// coarsenFirst: a graph above replicateFloor is coarsened one level
+	// before it is replicated, even under MaxReplicated (see PartitionRB).
+	coarsenFirst bool
 }
 
 // defaultMaxLevels is Options.MaxLevels' default.

@@ -122,8 +122,16 @@ func rbRecurse(g *DistGraph, o Options, first int, tp []float64, depth int, st *
 	if bi.MaxReplicated == 0 {
 		// A rank may partition a piece of st.budget arcs alone (see
 		// splitBudget); a replicated coarsest graph of that size costs every
-		// rank the same, and saves the coarsening levels below it.
+		// rank the same, and saves the coarsening levels below it (on
+		// R-MAT, where they shrink the graph little, they cost time and
+		// cut). But a side that arrives under the budget uncoarsened gets
+		// one distributed level first: replicated as it is, every rank
+		// repeated the serial partitioner's whole multilevel run on it
+		// (planted communities, scale 20, K = 4, 2 ranks: a 14 M-arc side,
+		// 6 s and 0.5 GB a rank), where one star contraction, divided
+		// among the ranks, shrinks it to a tenth.
 		bi.MaxReplicated = withSlack(max(replicateFloor, int64(st.budget)))
+		bi.coarsenFirst = true
 	}
 	res, err := PartitionKway(g, bi)
 	if err != nil {
