@@ -81,7 +81,7 @@ line, as gpmetis writes) for graphs with one node type.`,
 			fs.StringVar(&f.hierarchy, "hierarchy", "", "AxB: partition into A machines, then each machine's nodes into B parts (A*B = K)")
 			fs.StringVar(&f.algo, "algo", "parmetis", "parmetis or random")
 			fs.IntVar(&f.tries, "tries", 4, "serial initial partitions tried per run (spread over the ranks)")
-			fs.Int64Var(&f.maxReplicated, "max-replicated", 0, "largest coarsest graph (vertices + arcs) every rank holds; 0: max(1000000, (N+arcs)/(3P)), inside recursive bisection max(1000000, 0.8*arcs/P), each up to 10% more")
+			fs.Int64Var(&f.maxReplicated, "max-replicated", 0, "largest coarsest graph (vertices + arcs) every rank holds; 0: max(1000000, (N+arcs)/(3P)), inside recursive bisection max(1000000, 0.8*arcs/P), coarsened a level first if that level halves it, each up to 10% more")
 			fs.StringVar(&f.method, "method", "auto", "auto (rb for K > 2 on several ranks, else kway), kway or rb")
 			fs.StringVar(&f.coarsening, "coarsening", "auto", "auto (stars for power-law graphs, else match), match or stars")
 			fs.BoolVar(&f.overwrite, "overwrite", false, "replace an assignment already in DIR")
