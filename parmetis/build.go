@@ -301,28 +301,43 @@ func moveRows(c *collective.Comm, r rows, from, to graph.Book) (rows, error) {
 	if err != nil {
 		return rows{}, err
 	}
-	gn, err := collective.Exchange(c, nbrs)
-	if err != nil {
-		return rows{}, err
-	}
-	r.nbr, nbrs = nil, nil
 	lo, hi := to.Range(c.Rank())
 	out := rows{lo: lo, xadj: make([]int64, 1, hi-lo+1), indeg: make([]int64, 0, hi-lo)}
-	total := 0
+	// The heads say how many neighbours each rank sends: they are received
+	// in place, each source's run at its offset in out.nbr. (Received into
+	// slices of their own and then copied, they cost a second array's
+	// fresh pages: 6.3 s of a rank's 23 s build at R-MAT scale 22 on 2
+	// ranks, where a fresh page costs 16 us.)
+	starts := make([]int64, n+1)
 	for s := range n {
 		for _, h := range gh[s] {
 			out.xadj = append(out.xadj, out.xadj[len(out.xadj)-1]+h.Deg)
 			out.indeg = append(out.indeg, h.In)
 		}
-		total += len(gn[s])
+		starts[s+1] = out.xadj[len(out.xadj)-1]
 	}
-	out.nbr = make([]neighbour, 0, total)
+	out.nbr = make([]neighbour, starts[n])
+	into := make([][]neighbour, n)
 	for s := range n {
-		out.nbr = append(out.nbr, gn[s]...)
-		gn[s] = nil
+		into[s] = out.nbr[starts[s]:starts[s]:starts[s+1]]
 	}
+	got, err := collective.ExchangeInto(c, nbrs, into)
+	if err != nil {
+		return rows{}, err
+	}
+	// What a rank sends itself is not moved: it is copied into place.
+	me := c.Rank()
+	got[me] = append(into[me], got[me]...)
+	r.nbr, nbrs = nil, nil
 	if int64(len(out.indeg)) != hi-lo {
-		return rows{}, fmt.Errorf("parmetis: rank %d received %d rows for its %d vertices", c.Rank(), len(out.indeg), hi-lo)
+		return rows{}, fmt.Errorf("parmetis: rank %d received %d rows for its %d vertices", me, len(out.indeg), hi-lo)
+	}
+	for s := range n {
+		// A run of another length than its heads announced arrived in a
+		// slice of its own (or left a gap).
+		if len(got[s]) != cap(into[s]) {
+			return rows{}, fmt.Errorf("parmetis: rank %d received %d neighbours from rank %d, whose rows' degrees add up to %d", me, len(got[s]), s, cap(into[s]))
+		}
 	}
 	return out, nil
 }
