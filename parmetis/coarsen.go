@@ -70,8 +70,8 @@ func (c Coarsening) resolve(g *DistGraph) (Coarsening, error) {
 
 // coarsen matches and contracts until the graph fits the replication
 // ceiling (with coarsenFirst, for one level at least when the graph is
-// above replicateFloor and that level halves it); it returns every level, finest first, and the coarse map of
-// each level but the last.
+// above replicateFloor and that level halves it); it returns every level,
+// finest first, and the coarse map of each level but the last.
 func coarsen(g *DistGraph, ctl *ctrl) ([]*DistGraph, [][]int64, []LevelStats, error) {
 	t0 := time.Now()
 	defer ctl.since("coarsen", t0)
@@ -111,8 +111,6 @@ func coarsen(g *DistGraph, ctl *ctrl) ([]*DistGraph, [][]int64, []LevelStats, er
 		if arcs, err = coarse.arcs(); err != nil {
 			return nil, nil, nil, err
 		}
-		// The size, vertices plus arcs, shrank under 10%: the coarse-vertex
-		// weight limit binds. Relax it a few times before giving up.
 		fine := cur.N() + stats[len(stats)-1].Arcs
 		if fine <= ceiling && (coarse.N()+arcs)*2 > fine {
 			// The level coarsenFirst asked for kept more than half the
@@ -121,6 +119,8 @@ func coarsen(g *DistGraph, ctl *ctrl) ([]*DistGraph, [][]int64, []LevelStats, er
 			// serial partitioner does better on the graph as it is.
 			break
 		}
+		// The size, vertices plus arcs, shrank under 10%: the coarse-vertex
+		// weight limit binds. Relax it a few times before giving up.
 		if (coarse.N()+arcs)*10 > fine*9 {
 			if relaxed >= stallRelaxations {
 				return nil, nil, nil, fmt.Errorf("parmetis: coarsening stalled at %d vertices and %d arcs, above the replication ceiling of %d; raise the ceiling", cur.N(), stats[len(stats)-1].Arcs, ceiling)
