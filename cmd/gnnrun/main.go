@@ -17,6 +17,7 @@ import (
 )
 
 func init() {
+	freedPagesStay()
 	// MPI is initialised and finalised on the main thread.
 	runtime.LockOSThread()
 	// Stages hold arrays of the size of a rank's share of the graph: let the
