@@ -131,9 +131,9 @@ const (
 	// that a split may give one rank to partition alone. The serial
 	// partitioner needed about 100 bytes per arc, eight times what the
 	// distributed graph does (a third less for its coarse levels since
-	// their edge weights are 32-bit), so a rank holding 0.8 of its share (0.4 of
-	// the graph at P = 2) peaks near half of what one rank needs for the
-	// whole graph.
+	// their edge weights are 32-bit), so a rank holding 0.8 of its share
+	// (0.4 of the graph at P = 2) peaks near half of what one rank needs
+	// for the whole graph.
 	splitBudget = 0.8
 
 	// finishGain: the greedy k-way passes after the bisections of

@@ -15,8 +15,8 @@ import (
 // allocate arrays of a rank's share of the graph one after the other, and
 // on the VM of bench/results a fresh 4 KiB page costs 16 us: 2 ranks
 // partitioning R-MAT scale 20 with planted communities (K = 4) spent
-// 13.8-14.9 s in the partition stage with MADV_DONTNEED, 11.4-11.9 s with
-// MADV_FREE, at the same peak RSS. The runtime reads the setting only at
+// 13.8-21.7 s in the partition stage with MADV_DONTNEED, 11.4-18.4 s with
+// MADV_FREE (four pairs, alternated), at the same peak RSS. The runtime reads the setting only at
 // start (a //go:debug line does not accept it), hence the exec; it happens
 // before MPI is initialised, in the same process. Where the exec fails the
 // process goes on as it is. GODEBUG=madvdontneed=1 keeps MADV_DONTNEED.
