@@ -2,8 +2,8 @@ package parmetis
 
 import (
 	"fmt"
-	"iter"
 	"runtime"
+	"slices"
 
 	"gnnrun/collective"
 	"gnnrun/graph"
@@ -90,7 +90,7 @@ func (g *DistGraph) contract(leader []int64, sparse bool) (*DistGraph, []int64, 
 	runtime.GC() // the send buffers' memory serves the coarse rows
 	clo, chi := book.Range(me)
 	local := localCoarseArcs{g: g, cmap: cmap, full: full, lo: clo, hi: chi}
-	cg, keep, err := assembleCoarse(c, book, g.NCon, gotW, gotA, local.all)
+	cg, keep, err := assembleCoarse(c, book, g.NCon, gotW, gotA, local)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -147,10 +147,10 @@ func (g *DistGraph) coarseIDs(leader []int64, before int64) ([]int64, error) {
 
 // assembleCoarse builds this rank's part of the coarse graph from the
 // members' records (coarse ID, degree, NCon weights), the arcs it received
-// and those local yields (iterated twice, see rowsFromArcs).
+// and those local reads from the fine graph (see localCoarseArcs.rows).
 // It also returns each coarse vertex's mean member degree, rounded up: the
 // degree sparsify lets it keep.
-func assembleCoarse(c *collective.Comm, book graph.Book, ncon int, weights [][]int64, arcs [][]arc, local iter.Seq[arc]) (*DistGraph, []int64, error) {
+func assembleCoarse(c *collective.Comm, book graph.Book, ncon int, weights [][]int64, arcs [][]arc, local localCoarseArcs) (*DistGraph, []int64, error) {
 	lo, hi := book.Range(c.Rank())
 	n := hi - lo
 	vw := make([]int64, n*int64(ncon))
@@ -168,8 +168,14 @@ func assembleCoarse(c *collective.Comm, book graph.Book, ncon int, weights [][]i
 			}
 		}
 	}
-	r, _ := rowsFromArcs(lo, n, arcs, local)
-	cg, err := r.toGraph(c, book)
+	for _, p := range arcs {
+		for _, a := range p {
+			if a.From < lo || a.From >= hi {
+				return nil, nil, fmt.Errorf("parmetis: coarse arc from %d sent to rank %d, which owns [%d,%d)", a.From, c.Rank(), lo, hi)
+			}
+		}
+	}
+	cg, err := local.rows(arcs).toGraph(c, book)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -180,10 +186,11 @@ func assembleCoarse(c *collective.Comm, book graph.Book, ncon int, weights [][]i
 	return cg, degs, nil
 }
 
-// localCoarseArcs are the coarse arcs of a contraction whose tail this rank
-// owns, read from the fine graph g where contract would have copied them
-// into 24-byte records sent to itself: on R-MAT scale 20 at np = 2 nearly
-// all of a rank's arcs at every level.
+// localCoarseArcs is what the coarse rows this rank owns are made of,
+// besides the arcs other ranks send: the fine graph g, whose arcs from
+// vertices with an owned coarse vertex contract would otherwise have copied
+// into 24-byte records sent to itself (on R-MAT scale 20 at np = 2, nearly
+// all of a rank's arcs at every level).
 type localCoarseArcs struct {
 	g      *DistGraph
 	cmap   []int64 // coarse vertex of every owned fine vertex
@@ -191,17 +198,88 @@ type localCoarseArcs struct {
 	lo, hi int64   // the coarse vertices this rank owns
 }
 
-// all yields the arcs, as contract records them for other ranks.
-func (l localCoarseArcs) all(yield func(arc) bool) {
-	g := l.g
+// rows builds the rows of the coarse vertices [lo, hi) one at a time, as
+// METIS contracts: the arcs of the vertex's fine members, mapped to coarse
+// heads, and those remote sent for it are gathered at the end of the rows
+// built so far, sorted by head and merged in place (parallel arcs summed,
+// self loops and zero weights dropped). The rows are those rowsFromArcs
+// builds from the same arcs, entry for entry. Each fine arc is read once,
+// where a counting sort by tail reads it twice and writes it to a scattered
+// place in between. remote is consumed (each slice is released once
+// bucketed).
+func (l localCoarseArcs) rows(remote [][]arc) rows {
+	g, n := l.g, l.hi-l.lo
+	// The fine members of each coarse vertex, by a counting sort.
+	first := make([]int64, n+1)
+	bound := int64(0) // the arcs gathered for all rows: an upper bound on the entries
 	for v, cv := range l.cmap {
-		if cv < l.lo || cv >= l.hi {
-			continue
+		if cv >= l.lo && cv < l.hi {
+			first[cv-l.lo+1]++
+			bound += g.Xadj[v+1] - g.Xadj[v]
 		}
-		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
-			if cu := l.full[g.Adj[e]]; cu != cv && !yield(arc{cv, cu, g.Adjwgt[e]}) {
-				return
+	}
+	for v := range n {
+		first[v+1] += first[v]
+	}
+	members := make([]int32, first[n])
+	next := slices.Clone(first[:n])
+	for v, cv := range l.cmap {
+		if cv >= l.lo && cv < l.hi {
+			members[next[cv-l.lo]] = int32(v)
+			next[cv-l.lo]++
+		}
+	}
+	// The remote arcs, bucketed by tail in the same way.
+	rfirst := make([]int64, n+1)
+	for _, p := range remote {
+		for _, a := range p {
+			rfirst[a.From-l.lo+1]++
+		}
+	}
+	for v := range n {
+		rfirst[v+1] += rfirst[v]
+	}
+	bound += rfirst[n]
+	rnbr := make([]neighbour, rfirst[n])
+	copy(next, rfirst[:n])
+	for i, p := range remote {
+		for _, a := range p {
+			rnbr[next[a.From-l.lo]] = neighbour{a.To, a.W}
+			next[a.From-l.lo]++
+		}
+		remote[i] = nil
+	}
+	next = nil
+
+	xadj := make([]int64, n+1)
+	nbr := make([]neighbour, bound)
+	var scratch []neighbour
+	out := int64(0)
+	for v := range n {
+		cv, end := l.lo+v, out
+		for _, f := range members[first[v]:first[v+1]] {
+			for e := g.Xadj[f]; e < g.Xadj[f+1]; e++ {
+				if cu := l.full[g.Adj[e]]; cu != cv {
+					nbr[end] = neighbour{cu, g.Adjwgt[e]}
+					end++
+				}
+			}
+		}
+		end += int64(copy(nbr[end:], rnbr[rfirst[v]:rfirst[v+1]]))
+		row := nbr[out:end]
+		scratch = sortByHead(row, scratch)
+		xadj[v] = out
+		for _, e := range row {
+			switch {
+			case e.To == cv || e.W == 0:
+			case out > xadj[v] && nbr[out-1].To == e.To:
+				nbr[out-1].W += e.W
+			default:
+				nbr[out] = e
+				out++
 			}
 		}
 	}
+	xadj[n] = out
+	return rows{lo: l.lo, xadj: xadj, nbr: nbr[:out:out]}
 }
