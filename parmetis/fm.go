@@ -223,10 +223,13 @@ func (r *refiner) raiseBounds(q *fmQueue, m move, moved []bool, exact func(int32
 
 // isBoundary reports whether v has a neighbour in another part: in O(1)
 // with two parts (edge weights are positive, so an external weight says
-// so), else by scanning its arcs.
+// so), in O(K) from a connectivity table, else by scanning its arcs.
 func (r *refiner) isBoundary(v int32) bool {
 	if t := r.gains(); t != nil {
 		return t.ext[v] > 0
+	}
+	if t := r.table(); t != nil {
+		return t.external(v, r.full[v]) > 0
 	}
 	g := r.g
 	a := r.full[v]

@@ -26,8 +26,9 @@ type refiner struct {
 	cut   int64 // global
 	conn  []int64
 	seen  []int32
-	prev  []int32 // scratch of cutDelta: 1 + old part of a moved vertex
-	two   *twoWay // with two parts: gains in O(1)
+	prev  []int32    // scratch of cutDelta: 1 + old part of a moved vertex
+	two   *twoWay    // with two parts: gains in O(1)
+	tab   *connTable // with more parts, where it fits: connectivity in O(K)
 }
 
 // twoWay keeps, for a partition into two parts, each owned vertex's edge
@@ -73,28 +74,8 @@ func (t *twoWay) rebuild(g *DistGraph, full []int32) {
 		t.ext[v] = external(g, full, v)
 	}
 	t.ok = true
-	if t.ghostStart != nil {
-		return
-	}
-	nl := int32(g.NLocal())
-	t.ghostStart = make([]int64, len(g.Ghosts)+1)
-	for _, u := range g.Adj {
-		if u >= nl {
-			t.ghostStart[u-nl+1]++
-		}
-	}
-	for i := range len(g.Ghosts) {
-		t.ghostStart[i+1] += t.ghostStart[i]
-	}
-	t.ghostArcs = make([]ghostArc, t.ghostStart[len(g.Ghosts)])
-	next := slices.Clone(t.ghostStart[:len(g.Ghosts)])
-	for v := range nl {
-		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
-			if u := g.Adj[e]; u >= nl {
-				t.ghostArcs[next[u-nl]] = ghostArc{v, g.Adjwgt[e]}
-				next[u-nl]++
-			}
-		}
+	if t.ghostStart == nil {
+		t.ghostStart, t.ghostArcs = listGhostArcs(g)
 	}
 }
 
@@ -160,7 +141,7 @@ func (t *twoWay) moved(g *DistGraph, full []int32, v int32) {
 }
 
 func newRefiner(g *DistGraph, ctl *ctrl, level int, part []int32) (*refiner, error) {
-	r := &refiner{g: g, ctl: ctl, level: level, full: make([]int32, g.NLocal()+len(g.Ghosts)), conn: make([]int64, ctl.o.Parts), two: newTwoWay(g, ctl.o.Parts)}
+	r := &refiner{g: g, ctl: ctl, level: level, full: make([]int32, g.NLocal()+len(g.Ghosts)), conn: make([]int64, ctl.o.Parts), two: newTwoWay(g, ctl.o.Parts), tab: newConnTable(g, ctl.o.Parts)}
 	copy(r.full, part)
 	if err := haloUpdate(g, r.full); err != nil {
 		return nil, err
@@ -182,6 +163,16 @@ func (r *refiner) sync() error {
 		var local int64
 		for _, x := range t.ext {
 			local += x
+		}
+		sum, err := collective.Sum(r.g.c, local)
+		r.cut = sum / 2
+		return err
+	}
+	if t := r.tab; t != nil {
+		t.rebuild(r.g, r.full)
+		var local int64
+		for v := range int32(r.g.NLocal()) {
+			local += t.external(v, r.full[v])
 		}
 		sum, err := collective.Sum(r.g.c, local)
 		r.cut = sum / 2
@@ -211,6 +202,15 @@ func (r *refiner) gains() *twoWay {
 	return r.two
 }
 
+// table returns the k-way connectivity table, built if a phase undone
+// whole left it stale, or nil where there is none.
+func (r *refiner) table() *connTable {
+	if t := r.tab; t != nil && !t.ok {
+		t.rebuild(r.g, r.full)
+	}
+	return r.tab
+}
+
 // connectivity fills r.conn with v's edge weight to each part and returns
 // the parts it touches (its own included).
 func (r *refiner) connectivity(v int32) []int32 {
@@ -228,6 +228,15 @@ func (r *refiner) connectivity(v int32) []int32 {
 		if t.ext[v] > 0 {
 			r.conn[1-a] = t.ext[v]
 			r.seen = append(r.seen, 1-a)
+		}
+		return r.seen
+	}
+	if t := r.table(); t != nil {
+		for p, x := range t.w[int(v)*t.k : int(v+1)*t.k] {
+			if x != 0 {
+				r.conn[p] = x
+				r.seen = append(r.seen, int32(p))
+			}
 		}
 		return r.seen
 	}
@@ -325,13 +334,21 @@ func (r *refiner) phase(order []int32, perm []int32, phase int) (bool, error) {
 func (r *refiner) apply(w []int64, m move) {
 	nc := r.g.NCon
 	r.full[m.v] = m.to
-	if r.two != nil && r.two.ok {
-		r.two.moved(r.g, r.full, m.v)
-	}
+	r.movedCaches(m.v, m.from, m.to)
 	for c := range nc {
 		x := r.g.Vwgt[int(m.v)*nc+c]
 		w[int(m.from)*nc+c] -= x
 		w[int(m.to)*nc+c] += x
+	}
+}
+
+// movedCaches updates the gain caches after v moved (full already says so).
+func (r *refiner) movedCaches(v, from, to int32) {
+	if r.two != nil && r.two.ok {
+		r.two.moved(r.g, r.full, v)
+	}
+	if r.tab != nil && r.tab.ok {
+		r.tab.moved(r.g, v, from, to)
 	}
 }
 
@@ -361,6 +378,14 @@ func (r *refiner) settle(moves []move, guard bool) (bool, error) {
 			}
 		}
 	}
+	if r.tab != nil && r.tab.ok {
+		r.tab.ghostsMoved(r.g, r.full, oldGhosts)
+		if checkCut {
+			if err := r.tab.verify(r.g, r.full); err != nil {
+				return false, err
+			}
+		}
+	}
 	before, oldBook := r.cut, r.pb
 	delta, err := r.cutDelta(moves, oldGhosts)
 	if err != nil {
@@ -386,6 +411,9 @@ func (r *refiner) settle(moves []move, guard bool) (bool, error) {
 		}
 		if r.two != nil {
 			r.two.ok = false
+		}
+		if r.tab != nil {
+			r.tab.ok = false
 		}
 		r.cut, r.pb = before, oldBook
 		return false, nil
@@ -506,9 +534,7 @@ func (r *refiner) undoShare(moves []move, frac []float64) []move {
 		if frac[m.to] > 0 && float64(undone[m.to]) < frac[m.to]*float64(in[m.to]) {
 			undone[m.to] += r.weightSum(m.v)
 			r.full[m.v] = m.from
-			if r.two != nil && r.two.ok {
-				r.two.moved(r.g, r.full, m.v)
-			}
+			r.movedCaches(m.v, m.to, m.from)
 			continue
 		}
 		keep[m.v] = true
