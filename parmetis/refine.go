@@ -36,21 +36,14 @@ type refiner struct {
 // O(degree): the hubs of power-law graphs are asked for their gain many
 // times in a phase. ext is built (O(arcs)) when a phase first asks, kept
 // up to date by apply and by undone moves, and, when settle brings the
-// ghosts' new parts, by ghostsMoved over the arcs of the ghosts that
-// changed side: a level's refinement then costs O(arcs) once rather than
-// once per phase. (A phase undone whole, rare, has it built again.)
+// ghosts' new parts, by ghostsMoved over the arcs into the ghosts that
+// changed side (found by a sequential scan, see ghostMarks): a level's
+// refinement then reads every neighbour's part once rather than once per
+// phase. (A phase undone whole, rare, has it built again.)
 type twoWay struct {
 	ext, deg []int64
 	ok       bool
-	// The arcs into each ghost, as (owned end, weight), ghost i's at
-	// ghostArcs[ghostStart[i]:ghostStart[i+1]]; built with ext.
-	ghostStart []int64
-	ghostArcs  []ghostArc
-}
-
-type ghostArc struct {
-	v int32
-	w int64
+	gm       ghostMarks
 }
 
 // newTwoWay returns the gain cache for g when there are two parts, else nil.
@@ -74,28 +67,18 @@ func (t *twoWay) rebuild(g *DistGraph, full []int32) {
 		t.ext[v] = external(g, full, v)
 	}
 	t.ok = true
-	if t.ghostStart == nil {
-		t.ghostStart, t.ghostArcs = listGhostArcs(g)
-	}
 }
 
 // ghostsMoved updates ext after the ghosts' parts changed from old (one
 // entry per ghost) to those in full.
 func (t *twoWay) ghostsMoved(g *DistGraph, full []int32, old []int32) {
-	nl := g.NLocal()
-	for i, was := range old {
-		now := full[nl+i]
-		if now == was {
-			continue
+	t.gm.arcs(g, full, old, func(v int32, w int64, _, now int32) {
+		if full[v] == now {
+			t.ext[v] -= w
+		} else {
+			t.ext[v] += w
 		}
-		for _, a := range t.ghostArcs[t.ghostStart[i]:t.ghostStart[i+1]] {
-			if full[a.v] == now {
-				t.ext[a.v] -= a.w
-			} else {
-				t.ext[a.v] += a.w
-			}
-		}
-	}
+	})
 }
 
 // external is the weight of owned vertex v's edges to other parts than
