@@ -164,15 +164,15 @@ func (r *refiner) helps(owe []float64, a, v int32) bool {
 }
 
 // bestTarget returns the part v should move to from a: the neighbouring
-// part with the strongest connection that has room, else the least loaded
-// part with room; and the gain of the move.
+// part with the strongest connection that has room (the lower of equals),
+// else the least loaded part with room; and the gain of the move.
 func (r *refiner) bestTarget(w []int64, v, a int32) (int32, int64) {
 	pb, nc := r.pb, r.g.NCon
 	vw := r.g.Vwgt[int(v)*nc : int(v+1)*nc]
 	parts := r.connectivity(v)
 	best := int32(-1)
 	for _, b := range parts {
-		if b != a && pb.fits(w, int(b), vw) && (best < 0 || r.conn[b] > r.conn[best]) {
+		if b != a && pb.fits(w, int(b), vw) && (best < 0 || r.conn[b] > r.conn[best] || (r.conn[b] == r.conn[best] && b < best)) {
 			best = b
 		}
 	}

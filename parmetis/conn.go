@@ -1,57 +1,98 @@
 package parmetis
 
-import (
-	"fmt"
-	"slices"
-)
+import "fmt"
 
-// connTable keeps, for a partition into more than two parts, each owned
-// vertex's edge weight to every part, so that a vertex's connectivity costs
-// O(K) instead of a scan of its arcs with a random read of each neighbour's
-// part: a k-way refinement phase asks it of every vertex, and on graphs
-// with communities nearly every vertex is on the boundary. It is kept as
-// twoWay is: built once, updated by every move (apply, undone moves) and
-// by the ghosts' new parts (settle), built again after a phase undone
-// whole. It holds K entries per vertex, so newConnTable keeps it only where
-// that is at most half the arcs.
+// connTable keeps, for a partition into other than two parts, each owned
+// vertex's edge weight to every part it touches, so that a vertex's
+// connectivity costs O(parts it touches) instead of a scan of its arcs with
+// a random read of each neighbour's part: a k-way refinement phase asks it
+// of every vertex, and on graphs with communities nearly every vertex is
+// on the boundary. Vertex v's entries are part[start[v]:start[v]+n[v]]
+// with their weights in w, unordered, with room for min(degree, K), as
+// METIS keeps them; so the table holds at most one entry per arc. It is
+// kept as twoWay is: built once, updated by every move (apply, undone
+// moves) and by the ghosts' new parts (settle), built again after a phase
+// undone whole.
 type connTable struct {
-	k  int
-	w  []int64 // w[v*k+p]: owned vertex v's edge weight to part p
-	ok bool
-	gm ghostMarks
+	k     int
+	start []int64
+	n     []int32
+	part  []int32
+	w     []int64
+	sum   []int64 // k, zero between uses: rebuild's per-vertex tally
+	ok    bool
+	gm    ghostMarks
 }
 
 // newConnTable returns the table for g and k parts, or nil when k is 2
-// (twoWay serves) or the table would take more than half the arcs' count.
+// (twoWay serves).
 func newConnTable(g *DistGraph, k int) *connTable {
-	if k <= 2 || int64(g.NLocal())*int64(k) > int64(len(g.Adj))/2 {
+	if k == 2 {
 		return nil
 	}
-	return &connTable{k: k, w: make([]int64, g.NLocal()*k)}
+	nl := g.NLocal()
+	t := &connTable{k: k, start: make([]int64, nl+1), n: make([]int32, nl), sum: make([]int64, k)}
+	for v := range nl {
+		t.start[v+1] = t.start[v] + min(g.Xadj[v+1]-g.Xadj[v], int64(k))
+	}
+	t.part, t.w = make([]int32, t.start[nl]), make([]int64, t.start[nl])
+	return t
 }
 
-// rebuild recounts the table from the parts in full, and lists the arcs
-// into the ghosts the first time.
+// rebuild recounts the table from the parts in full.
 func (t *connTable) rebuild(g *DistGraph, full []int32) {
-	clear(t.w)
 	for v := range g.NLocal() {
-		row := t.w[v*t.k : (v+1)*t.k]
+		s, n := t.start[v], int64(0)
 		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
-			row[full[g.Adj[e]]] += g.Adjwgt[e]
+			p := full[g.Adj[e]]
+			if t.sum[p] == 0 {
+				t.part[s+n] = p
+				n++
+			}
+			t.sum[p] += g.Adjwgt[e]
 		}
+		for i := s; i < s+n; i++ {
+			t.w[i] = t.sum[t.part[i]]
+			t.sum[t.part[i]] = 0
+		}
+		t.n[v] = int32(n)
 	}
 	t.ok = true
+}
+
+// row returns v's parts and its edge weight to each.
+func (t *connTable) row(v int32) ([]int32, []int64) {
+	s, e := t.start[v], t.start[v]+int64(t.n[v])
+	return t.part[s:e], t.w[s:e]
 }
 
 // external is owned vertex v's edge weight to other parts than a, its own.
 func (t *connTable) external(v, a int32) int64 {
 	var x int64
-	for p, w := range t.w[int(v)*t.k : int(v+1)*t.k] {
-		if int32(p) != a {
-			x += w
+	parts, ws := t.row(v)
+	for i, p := range parts {
+		if p != a {
+			x += ws[i]
 		}
 	}
 	return x
+}
+
+// add adds x to owned vertex v's edge weight to part p, dropping the entry
+// when it reaches zero.
+func (t *connTable) add(v, p int32, x int64) {
+	s, n := t.start[v], int64(t.n[v])
+	for i := s; i < s+n; i++ {
+		if t.part[i] == p {
+			if t.w[i] += x; t.w[i] == 0 {
+				t.part[i], t.w[i] = t.part[s+n-1], t.w[s+n-1]
+				t.n[v]--
+			}
+			return
+		}
+	}
+	t.part[s+n], t.w[s+n] = p, x
+	t.n[v]++
 }
 
 // moved updates the table after v moved from one part to another: only
@@ -60,8 +101,8 @@ func (t *connTable) moved(g *DistGraph, v, from, to int32) {
 	nl := int32(g.NLocal())
 	for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
 		if u := g.Adj[e]; u < nl {
-			t.w[int(u)*t.k+int(from)] -= g.Adjwgt[e]
-			t.w[int(u)*t.k+int(to)] += g.Adjwgt[e]
+			t.add(u, from, -g.Adjwgt[e])
+			t.add(u, to, g.Adjwgt[e])
 		}
 	}
 }
@@ -70,18 +111,31 @@ func (t *connTable) moved(g *DistGraph, v, from, to int32) {
 // (one entry per ghost) to those in full.
 func (t *connTable) ghostsMoved(g *DistGraph, full []int32, old []int32) {
 	t.gm.arcs(g, full, old, func(v int32, w int64, was, now int32) {
-		t.w[int(v)*t.k+int(was)] -= w
-		t.w[int(v)*t.k+int(now)] += w
+		t.add(v, was, -w)
+		t.add(v, now, w)
 	})
 }
 
 // verify checks the kept table against a recount; tests call it (checkCut).
 func (t *connTable) verify(g *DistGraph, full []int32) error {
-	kept := slices.Clone(t.w)
+	kept := make([]map[int32]int64, g.NLocal())
+	for v := range kept {
+		kept[v] = map[int32]int64{}
+		parts, ws := t.row(int32(v))
+		for i, p := range parts {
+			kept[v][p] = ws[i]
+		}
+	}
 	t.rebuild(g, full)
-	for i, x := range kept {
-		if x != t.w[i] {
-			return fmt.Errorf("parmetis: vertex %d keeps edge weight %d to part %d, recounted %d", g.GID(int32(i/t.k)), x, i%t.k, t.w[i])
+	for v := range kept {
+		parts, ws := t.row(int32(v))
+		if len(parts) != len(kept[v]) {
+			return fmt.Errorf("parmetis: vertex %d keeps edge weights to %d parts, recounted %d", g.GID(int32(v)), len(kept[v]), len(parts))
+		}
+		for i, p := range parts {
+			if kept[v][p] != ws[i] {
+				return fmt.Errorf("parmetis: vertex %d keeps edge weight %d to part %d, recounted %d", g.GID(int32(v)), kept[v][p], p, ws[i])
+			}
 		}
 	}
 	return nil

@@ -100,7 +100,7 @@ func (q *fmQueue) pop() (gainItem, bool) {
 // bestMove returns v's best move that fits the weight view w and the
 // inflow budget (nil: none), and its gain; -1 when there is none. With a
 // part order perm, only moves in the phase's direction count; among equal
-// gains the less loaded part wins.
+// gains the less loaded part wins, then the lower.
 func (r *refiner) bestMove(v int32, perm []int32, phase int, w, budget []int64) (int32, int64) {
 	pb, nc := r.pb, r.g.NCon
 	a := r.full[v]
@@ -112,11 +112,19 @@ func (r *refiner) bestMove(v int32, perm []int32, phase int, w, budget []int64) 
 			continue
 		}
 		g := r.conn[b] - r.conn[a]
-		if best < 0 || g > bestGain || (g == bestGain && pb.load(w, int(b), nil, 0) < pb.load(w, int(best), nil, 0)) {
+		if best < 0 || g > bestGain || (g == bestGain && lessLoaded(pb, w, b, best)) {
 			best, bestGain = b, g
 		}
 	}
 	return best, bestGain
+}
+
+// lessLoaded reports whether part b is less loaded than part c in the
+// weight view w, the lower index breaking ties: the parts of a vertex come
+// in no particular order.
+func lessLoaded(pb *partBook, w []int64, b, c int32) bool {
+	lb, lc := pb.load(w, int(b), nil, 0), pb.load(w, int(c), nil, 0)
+	return lb < lc || (lb == lc && b < c)
 }
 
 func withinBudget(budget []int64, p int, vw []int64) bool {
@@ -223,20 +231,10 @@ func (r *refiner) raiseBounds(q *fmQueue, m move, moved []bool, exact func(int32
 
 // isBoundary reports whether v has a neighbour in another part: in O(1)
 // with two parts (edge weights are positive, so an external weight says
-// so), in O(K) from a connectivity table, else by scanning its arcs.
+// so), else from the connectivity table in O(parts v touches).
 func (r *refiner) isBoundary(v int32) bool {
 	if t := r.gains(); t != nil {
 		return t.ext[v] > 0
 	}
-	if t := r.table(); t != nil {
-		return t.external(v, r.full[v]) > 0
-	}
-	g := r.g
-	a := r.full[v]
-	for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
-		if r.full[g.Adj[e]] != a {
-			return true
-		}
-	}
-	return false
+	return r.table().external(v, r.full[v]) > 0
 }

@@ -28,7 +28,7 @@ type refiner struct {
 	seen  []int32
 	prev  []int32    // scratch of cutDelta: 1 + old part of a moved vertex
 	two   *twoWay    // with two parts: gains in O(1)
-	tab   *connTable // with more parts, where it fits: connectivity in O(K)
+	tab   *connTable // with more parts: connectivity in O(parts touched)
 }
 
 // twoWay keeps, for a partition into two parts, each owned vertex's edge
@@ -185,8 +185,8 @@ func (r *refiner) gains() *twoWay {
 	return r.two
 }
 
-// table returns the k-way connectivity table, built if a phase undone
-// whole left it stale, or nil where there is none.
+// table returns the connectivity table of more (or fewer) than two parts,
+// built if a phase undone whole left it stale, or nil with two parts.
 func (r *refiner) table() *connTable {
 	if t := r.tab; t != nil && !t.ok {
 		t.rebuild(r.g, r.full)
@@ -201,7 +201,6 @@ func (r *refiner) connectivity(v int32) []int32 {
 		r.conn[p] = 0
 	}
 	r.seen = r.seen[:0]
-	g := r.g
 	if t := r.gains(); t != nil {
 		a := r.full[v]
 		if in := t.deg[v] - t.ext[v]; in > 0 {
@@ -214,22 +213,11 @@ func (r *refiner) connectivity(v int32) []int32 {
 		}
 		return r.seen
 	}
-	if t := r.table(); t != nil {
-		for p, x := range t.w[int(v)*t.k : int(v+1)*t.k] {
-			if x != 0 {
-				r.conn[p] = x
-				r.seen = append(r.seen, int32(p))
-			}
-		}
-		return r.seen
+	parts, ws := r.table().row(v)
+	for i, p := range parts {
+		r.conn[p] = ws[i]
 	}
-	for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
-		p := r.full[g.Adj[e]]
-		if r.conn[p] == 0 {
-			r.seen = append(r.seen, p)
-		}
-		r.conn[p] += g.Adjwgt[e]
-	}
+	r.seen = append(r.seen, parts...)
 	return r.seen
 }
 
