@@ -42,21 +42,18 @@ func (g *DistGraph) contract(leader []int64, sparse bool) (*DistGraph, []int64, 
 		return nil, nil, err
 	}
 	// Size the buffers first: appending would overshoot by up to 2x, and
-	// these hold a rank's share of the arcs. The arcs this rank keeps (most
-	// of them: a group's leader is usually on its members' rank) are not
-	// copied into records; assembleCoarse reads them from g (localCoarseArcs).
+	// these hold a rank's share of the arcs. The members' degrees bound the
+	// arcs sent (only arcs inside a group are not), without reading every
+	// neighbour's coarse ID twice. The arcs this rank keeps (most of them: a
+	// group's leader is usually on its members' rank) are not copied into
+	// records; assembleCoarse reads them from g (localCoarseArcs).
 	me := c.Rank()
-	nArcs, nRecs := make([]int, c.Size()), make([]int, c.Size())
+	nArcs, nRecs := make([]int64, c.Size()), make([]int, c.Size())
 	for v := range nl {
 		o := book.Owner(cmap[v])
 		nRecs[o] += 2 + g.NCon
-		if o == me {
-			continue
-		}
-		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
-			if full[g.Adj[e]] != cmap[v] {
-				nArcs[o]++
-			}
+		if o != me {
+			nArcs[o] += g.Xadj[v+1] - g.Xadj[v]
 		}
 	}
 	arcs := make([][]arc, c.Size())
