@@ -195,7 +195,7 @@ func (m *matcher) heaviestFree(v int32) int32 {
 	best, bestW := int32(-1), int64(-1)
 	for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
 		u := g.Adj[e]
-		if m.state[u] == stFree && g.Adjwgt[e] > bestW && m.fits(v, u) {
+		if g.Adjwgt[e] > bestW && m.state[u] == stFree && m.fits(v, u) {
 			best, bestW = u, g.Adjwgt[e]
 		}
 	}
@@ -318,6 +318,11 @@ func (m *matcher) bestStar(v int32) int32 {
 	nl := int32(g.NLocal())
 	best, bestW, bestKey := int32(-1), int64(-1), uint64(0)
 	for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
+		// The weight first: it is read in order, the rest at random.
+		w := g.Adjwgt[e]
+		if w < bestW {
+			continue
+		}
 		u := g.Adj[e]
 		if st := m.state[u]; st != stFree && st != stCenter {
 			continue
@@ -328,7 +333,7 @@ func (m *matcher) bestStar(v int32) int32 {
 		// Ties go to the neighbour of highest degree: members gather
 		// around hubs, and the hubs' many edges vanish inside the stars.
 		key := uint64(math.MaxInt64 - m.deg[u])
-		if w := g.Adjwgt[e]; w > bestW || (w == bestW && key < bestKey) {
+		if w > bestW || key < bestKey {
 			best, bestW, bestKey = u, w, key
 		}
 	}
