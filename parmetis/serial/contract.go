@@ -46,9 +46,9 @@ func (c *ctrl) contract(g *Graph, cmap []int32, cn int) *Graph {
 			deg += g.Xadj[u+1] - g.Xadj[u]
 		}
 		if useSmall && deg <= htMaxDeg {
-			ce = mergeSmall(g, cg, cmap, v, u, cv, ce, small)
+			ce = mergeSmall(g, cg, cmap, v, u, cv, ce, small, &c.ws.heads)
 		} else {
-			ce = mergeDense(g, cg, cmap, v, u, cv, ce, dense)
+			ce = mergeDense(g, cg, cmap, v, u, cv, ce, dense, &c.ws.heads)
 		}
 		cg.Xadj[cv+1] = ce
 	}
@@ -58,15 +58,18 @@ func (c *ctrl) contract(g *Graph, cmap []int32, cn int) *Graph {
 
 // mergeDense appends the merged edges of coarse vertex cv (fine vertices v
 // and u) at ce, using a table over all coarse vertices, and returns the new
-// end.
-func mergeDense(g, cg *Graph, cmap []int32, v, u, cv int32, ce int64, ht []int32) int64 {
+// end. Coarse neighbours are gathered first, as in mergeSmall.
+func mergeDense(g, cg *Graph, cmap []int32, v, u, cv int32, ce int64, ht []int32, heads *[]int32) int64 {
 	start := ce
 	adjncy, adjwgt := cg.Adjncy, cg.Adjwgt
 	for _, x := range [2]int32{v, u} {
 		lo, hi := g.Xadj[x], g.Xadj[x+1]
 		wgt := g.Adjwgt[lo:hi]
+		cus := grow32(heads, int(hi-lo))
 		for i, a := range g.Adjncy[lo:hi] {
-			cu := cmap[a]
+			cus[i] = cmap[a]
+		}
+		for i, cu := range cus {
 			if cu == cv {
 				continue
 			}
@@ -90,14 +93,20 @@ func mergeDense(g, cg *Graph, cmap []int32, v, u, cv int32, ce int64, ht []int32
 
 // mergeSmall is mergeDense with a small table indexed by the low bits of
 // the coarse neighbour; on a collision it scans the vertex's edges so far.
-func mergeSmall(g, cg *Graph, cmap []int32, v, u, cv int32, ce int64, ht []int32) int64 {
+// A member's coarse neighbours are first gathered into heads (grown as
+// needed): a loop of nothing but those random reads keeps many of them in
+// flight, where the merge's branches between them would hold each back.
+func mergeSmall(g, cg *Graph, cmap []int32, v, u, cv int32, ce int64, ht []int32, heads *[]int32) int64 {
 	start := ce
 	adjncy, adjwgt := cg.Adjncy, cg.Adjwgt
 	for _, x := range [2]int32{v, u} {
 		lo, hi := g.Xadj[x], g.Xadj[x+1]
 		wgt := g.Adjwgt[lo:hi]
+		cus := grow32(heads, int(hi-lo))
 		for i, a := range g.Adjncy[lo:hi] {
-			cu := cmap[a]
+			cus[i] = cmap[a]
+		}
+		for i, cu := range cus {
 			if cu == cv {
 				continue
 			}

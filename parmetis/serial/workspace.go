@@ -9,6 +9,7 @@ type workspace struct {
 	bndPtr, bndInd     []int32
 	qnum, rename       []int32
 	hsmall             []int32
+	heads              []int32 // a vertex's coarse neighbours (contract)
 	moved, swaps       []int32
 	mark               []int32
 	queues             []gainQueue
