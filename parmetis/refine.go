@@ -139,29 +139,23 @@ func (r *refiner) sync() error {
 		return err
 	}
 	r.pb = pb
+	// The gain cache (two parts) or the connectivity table (other counts)
+	// holds every vertex's external weight: one scan of the arcs builds it
+	// and gives the cut.
+	var local int64
 	if t := r.two; t != nil {
-		// With two parts the gain cache holds every vertex's external
-		// weight: one scan of the arcs builds it and gives the cut.
 		t.rebuild(r.g, r.full)
-		var local int64
 		for _, x := range t.ext {
 			local += x
 		}
-		sum, err := collective.Sum(r.g.c, local)
-		r.cut = sum / 2
-		return err
-	}
-	if t := r.tab; t != nil {
-		t.rebuild(r.g, r.full)
-		var local int64
+	} else {
+		r.tab.rebuild(r.g, r.full)
 		for v := range int32(r.g.NLocal()) {
-			local += t.external(v, r.full[v])
+			local += r.tab.external(v, r.full[v])
 		}
-		sum, err := collective.Sum(r.g.c, local)
-		r.cut = sum / 2
-		return err
 	}
-	r.cut, err = r.globalCut()
+	sum, err := collective.Sum(r.g.c, local)
+	r.cut = sum / 2
 	return err
 }
 
