@@ -159,12 +159,12 @@ func (m *ghostMarks) arcs(g *DistGraph, full, old []int32, fn func(v int32, w in
 	if m.changed == nil {
 		m.changed = make([]bool, len(old))
 	}
-	any := false
+	some := false
 	for i, was := range old {
 		m.changed[i] = full[int(nl)+i] != was
-		any = any || m.changed[i]
+		some = some || m.changed[i]
 	}
-	if !any {
+	if !some {
 		return
 	}
 	for v := range nl {

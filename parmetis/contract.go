@@ -197,13 +197,12 @@ type localCoarseArcs struct {
 
 // rows builds the rows of the coarse vertices [lo, hi) one at a time, as
 // METIS contracts: the arcs of the vertex's fine members, mapped to coarse
-// heads, and those remote sent for it are gathered at the end of the rows
-// built so far, sorted by head and merged in place (parallel arcs summed,
-// self loops and zero weights dropped). The rows are those rowsFromArcs
-// builds from the same arcs, entry for entry. Each fine arc is read once,
-// where a counting sort by tail reads it twice and writes it to a scattered
-// place in between. remote is consumed (each slice is released once
-// bucketed).
+// heads, and its row of the arcs remote sent (few: rowsFromArcs builds
+// them) are gathered at the end of the rows built so far and merged in
+// place (mergeRow). The rows are those rowsFromArcs builds from the same
+// arcs, entry for entry. Each fine arc is read once, where a counting sort
+// by tail reads it twice and writes it to a scattered place in between.
+// remote is consumed.
 func (l localCoarseArcs) rows(remote [][]arc) rows {
 	g, n := l.g, l.hi-l.lo
 	// The fine members of each coarse vertex, by a counting sort.
@@ -226,27 +225,9 @@ func (l localCoarseArcs) rows(remote [][]arc) rows {
 			next[cv-l.lo]++
 		}
 	}
-	// The remote arcs, bucketed by tail in the same way.
-	rfirst := make([]int64, n+1)
-	for _, p := range remote {
-		for _, a := range p {
-			rfirst[a.From-l.lo+1]++
-		}
-	}
-	for v := range n {
-		rfirst[v+1] += rfirst[v]
-	}
-	bound += rfirst[n]
-	rnbr := make([]neighbour, rfirst[n])
-	copy(next, rfirst[:n])
-	for i, p := range remote {
-		for _, a := range p {
-			rnbr[next[a.From-l.lo]] = neighbour{a.To, a.W}
-			next[a.From-l.lo]++
-		}
-		remote[i] = nil
-	}
-	next = nil
+	// The remote arcs, as rows of their own.
+	rem, _ := rowsFromArcs(l.lo, n, remote, nil)
+	bound += int64(len(rem.nbr))
 
 	xadj := make([]int64, n+1)
 	nbr := make([]neighbour, bound)
@@ -262,20 +243,9 @@ func (l localCoarseArcs) rows(remote [][]arc) rows {
 				}
 			}
 		}
-		end += int64(copy(nbr[end:], rnbr[rfirst[v]:rfirst[v+1]]))
-		row := nbr[out:end]
-		scratch = sortByHead(row, scratch)
+		end += int64(copy(nbr[end:], rem.nbr[rem.xadj[v]:rem.xadj[v+1]]))
 		xadj[v] = out
-		for _, e := range row {
-			switch {
-			case e.To == cv || e.W == 0:
-			case out > xadj[v] && nbr[out-1].To == e.To:
-				nbr[out-1].W += e.W
-			default:
-				nbr[out] = e
-				out++
-			}
-		}
+		out, _, scratch = mergeRow(nbr, out, end, out, cv, scratch)
 	}
 	xadj[n] = out
 	return rows{lo: l.lo, xadj: xadj, nbr: nbr[:out:out]}

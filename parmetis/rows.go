@@ -57,28 +57,40 @@ func rowsFromArcs(lo, n int64, parts [][]arc, more iter.Seq[arc]) (rows, int64) 
 		nbr[next[a.From-lo]] = neighbour{a.To, a.W}
 		next[a.From-lo]++
 	}
-	var merged int64
+	var merged, m int64
 	var scratch []neighbour
 	out := int64(0)
 	for v := range n {
-		row := nbr[xadj[v]:xadj[v+1]]
-		scratch = sortByHead(row, scratch)
-		start, self := out, lo+v
-		for _, e := range row {
-			switch {
-			case e.To == self || e.W == 0:
-			case out > start && nbr[out-1].To == e.To:
-				nbr[out-1].W += e.W
-				merged++
-			default:
-				nbr[out] = e
-				out++
-			}
-		}
+		start := out
+		out, m, scratch = mergeRow(nbr, xadj[v], xadj[v+1], out, lo+v, scratch)
+		merged += m
 		xadj[v] = start
 	}
 	xadj[n] = out
 	return rows{lo: lo, xadj: xadj, nbr: nbr[:out:out]}, merged
+}
+
+// mergeRow sorts the entries nbr[from:to] of vertex self by head and
+// writes them to nbr[out:] (out <= from), merging parallel arcs (summing
+// weights) and dropping self loops and zero weights. It returns the new
+// end, how many arcs it merged, and scratch for the next call (see
+// sortByHead).
+func mergeRow(nbr []neighbour, from, to, out, self int64, scratch []neighbour) (int64, int64, []neighbour) {
+	row := nbr[from:to]
+	scratch = sortByHead(row, scratch)
+	start, merged := out, int64(0)
+	for _, e := range row {
+		switch {
+		case e.To == self || e.W == 0:
+		case out > start && nbr[out-1].To == e.To:
+			nbr[out-1].W += e.W
+			merged++
+		default:
+			nbr[out] = e
+			out++
+		}
+	}
+	return out, merged, scratch
 }
 
 // sortByHead sorts a row's entries by neighbour ID: insertion sort for the

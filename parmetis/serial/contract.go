@@ -58,17 +58,12 @@ func (c *ctrl) contract(g *Graph, cmap []int32, cn int) *Graph {
 
 // mergeDense appends the merged edges of coarse vertex cv (fine vertices v
 // and u) at ce, using a table over all coarse vertices, and returns the new
-// end. Coarse neighbours are gathered first, as in mergeSmall.
+// end. Coarse neighbours are gathered first (coarseHeads).
 func mergeDense(g, cg *Graph, cmap []int32, v, u, cv int32, ce int64, ht []int32, heads *[]int32) int64 {
 	start := ce
 	adjncy, adjwgt := cg.Adjncy, cg.Adjwgt
 	for _, x := range [2]int32{v, u} {
-		lo, hi := g.Xadj[x], g.Xadj[x+1]
-		wgt := g.Adjwgt[lo:hi]
-		cus := grow32(heads, int(hi-lo))
-		for i, a := range g.Adjncy[lo:hi] {
-			cus[i] = cmap[a]
-		}
+		cus, wgt := coarseHeads(g, cmap, x, heads)
 		for i, cu := range cus {
 			if cu == cv {
 				continue
@@ -91,21 +86,26 @@ func mergeDense(g, cg *Graph, cmap []int32, v, u, cv int32, ce int64, ht []int32
 	return ce
 }
 
+// coarseHeads returns fine vertex x's coarse neighbours, gathered into
+// heads (grown as needed), and its edge weights. A loop of nothing but
+// those random reads of cmap keeps many of them in flight, where the
+// merge's branches between them would hold each back.
+func coarseHeads(g *Graph, cmap []int32, x int32, heads *[]int32) ([]int32, []int32) {
+	lo, hi := g.Xadj[x], g.Xadj[x+1]
+	cus := grow32(heads, int(hi-lo))
+	for i, a := range g.Adjncy[lo:hi] {
+		cus[i] = cmap[a]
+	}
+	return cus, g.Adjwgt[lo:hi]
+}
+
 // mergeSmall is mergeDense with a small table indexed by the low bits of
 // the coarse neighbour; on a collision it scans the vertex's edges so far.
-// A member's coarse neighbours are first gathered into heads (grown as
-// needed): a loop of nothing but those random reads keeps many of them in
-// flight, where the merge's branches between them would hold each back.
 func mergeSmall(g, cg *Graph, cmap []int32, v, u, cv int32, ce int64, ht []int32, heads *[]int32) int64 {
 	start := ce
 	adjncy, adjwgt := cg.Adjncy, cg.Adjwgt
 	for _, x := range [2]int32{v, u} {
-		lo, hi := g.Xadj[x], g.Xadj[x+1]
-		wgt := g.Adjwgt[lo:hi]
-		cus := grow32(heads, int(hi-lo))
-		for i, a := range g.Adjncy[lo:hi] {
-			cus[i] = cmap[a]
-		}
+		cus, wgt := coarseHeads(g, cmap, x, heads)
 		for i, cu := range cus {
 			if cu == cv {
 				continue
