@@ -306,9 +306,9 @@ func moveRows(c *collective.Comm, r rows, from, to graph.Book) (rows, error) {
 	// The heads say how many neighbours each rank sends: they are received
 	// in place, each source's run at its offset in out.nbr. (Received into
 	// slices of their own and then copied, they cost a second array's
-	// fresh pages, 16 us each on the VM of bench/results: the planted
-	// R-MAT scale 22 graph on 2 ranks took 25.8 s a rank to build, in
-	// place 23.4 s.)
+	// fresh pages, 16 us each on the VM of bench/results that day: the
+	// planted R-MAT scale 22 graph on 2 ranks took 25.8 s a rank to build,
+	// in place 23.4 s.)
 	starts := make([]int64, n+1)
 	for s := range n {
 		for _, h := range gh[s] {
