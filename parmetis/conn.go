@@ -1,6 +1,9 @@
 package parmetis
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // connTable keeps, for a partition into other than two parts, each owned
 // vertex's edge weight to every part it touches, so that a vertex's
@@ -20,6 +23,8 @@ type connTable struct {
 	part  []int32
 	w     []int64
 	sum   []int64 // k, zero between uses: rebuild's per-vertex tally
+	parts []int32 // rebuild's scratch: a vertex's neighbours' parts
+	sink  int32   // what moved reads ahead, kept so the reads are not dropped
 	ok    bool
 	gm    ghostMarks
 }
@@ -42,14 +47,22 @@ func newConnTable(g *DistGraph, k int) *connTable {
 // rebuild recounts the table from the parts in full.
 func (t *connTable) rebuild(g *DistGraph, full []int32) {
 	for v := range g.NLocal() {
+		// The neighbours' parts first, loads the CPU keeps many of in
+		// flight, then the tally. Read inside the tally, each part was
+		// waited for before the next arc's (planted R-MAT 20, K = 4, one
+		// rank: 2.8 s of 3.0 s per rebuild of the finest level).
+		a, b := g.Xadj[v], g.Xadj[v+1]
+		t.parts = slices.Grow(t.parts[:0], int(b-a))[:b-a]
+		for i, u := range g.Adj[a:b] {
+			t.parts[i] = full[u]
+		}
 		s, n := t.start[v], int64(0)
-		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
-			p := full[g.Adj[e]]
+		for i, p := range t.parts {
 			if t.sum[p] == 0 {
 				t.part[s+n] = p
 				n++
 			}
-			t.sum[p] += g.Adjwgt[e]
+			t.sum[p] += g.Adjwgt[a+int64(i)]
 		}
 		for i := s; i < s+n; i++ {
 			t.w[i] = t.sum[t.part[i]]
@@ -99,6 +112,16 @@ func (t *connTable) add(v, p int32, x int64) {
 // its owned neighbours' rows change.
 func (t *connTable) moved(g *DistGraph, v, from, to int32) {
 	nl := int32(g.NLocal())
+	// The neighbours' rows are read first, loads the CPU keeps many of in
+	// flight, so the updates, whose searches branch on what they read,
+	// find them in the cache.
+	var sink int32
+	for _, u := range g.Adj[g.Xadj[v]:g.Xadj[v+1]] {
+		if u < nl {
+			sink += t.part[t.start[u]] + t.n[u]
+		}
+	}
+	t.sink += sink
 	for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
 		if u := g.Adj[e]; u < nl {
 			t.add(u, from, -g.Adjwgt[e])
