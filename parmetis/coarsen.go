@@ -100,9 +100,11 @@ func coarsen(g *DistGraph, ctl *ctrl) ([]*DistGraph, [][]int64, []LevelStats, er
 			return nil, nil, nil, fmt.Errorf("parmetis: %d levels of coarsening left %d vertices and %d arcs, above the replication ceiling of %d; raise the ceiling or use more ranks", maxLevels, cur.N(), stats[len(stats)-1].Arcs, ceiling)
 		}
 		lt := time.Now()
-		leader, err := cur.match(ctl, len(levels))
-		if err != nil {
-			return nil, nil, nil, err
+		leader := ctl.o.firstLeader
+		if len(levels) > 1 || leader == nil {
+			if leader, err = cur.match(ctl, len(levels)); err != nil {
+				return nil, nil, nil, err
+			}
 		}
 		coarse, cmap, err := cur.contract(leader, ctl.coarsening == CoarsenStars)
 		if err != nil {
@@ -147,6 +149,19 @@ func coarsen(g *DistGraph, ctl *ctrl) ([]*DistGraph, [][]int64, []LevelStats, er
 		cur = coarse
 	}
 	return levels, cmaps, stats, nil
+}
+
+// collapses reports whether the groups of leader leave fewer than one
+// vertex in collapseRatio. It is collective.
+func (g *DistGraph) collapses(leader []int64) (bool, error) {
+	var leaders int64
+	for v, l := range leader {
+		if l == g.GID(int32(v)) {
+			leaders++
+		}
+	}
+	leaders, err := collective.Sum(g.c, leaders)
+	return leaders*collapseRatio < g.N(), err
 }
 
 // arcs returns the global number of arcs (twice the edges).

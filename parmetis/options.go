@@ -33,6 +33,9 @@ type Options struct {
 	// coarsenFirst: a graph above replicateFloor is coarsened one level
 	// before it is replicated, even under MaxReplicated (see PartitionRB).
 	coarsenFirst bool
+	// firstLeader is the first level's matching, made already (see
+	// Partition), or nil.
+	firstLeader []int64
 }
 
 // defaultMaxLevels is Options.MaxLevels' default.
@@ -61,6 +64,14 @@ const (
 	// constant, so memory stays O((N+M)/P), and on graphs this small the
 	// serial partitioner's quality beats any distributed refinement.
 	replicateFloor = 1_000_000
+
+	// collapseRatio: a first star level that leaves fewer than one vertex
+	// in collapseRatio has collapsed communities (see Partition): planted
+	// R-MAT scale 20 leaves one in 105, R-MAT one in 4.
+	collapseRatio = 16
+	// probeMaxParts is the most parts for which Partition looks for
+	// communities.
+	probeMaxParts = 8
 
 	// ceilingSlack is how far above a replication ceiling the partitioner
 	// chose itself a graph may be and still be replicated rather than

@@ -2,11 +2,13 @@ package parmetis
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 
 	"gnnrun/collective"
 	"gnnrun/graph"
+	"gnnrun/graphio"
 	"gnnrun/parmetis/serial"
 	"gnnrun/parteval"
 )
@@ -208,5 +210,109 @@ func TestEvaluateMatchesParteval(t *testing.T) {
 			m := measure(t, p.input(0, 1), part, o, nodes(p.n()), train)
 			checkReport(t, fmt.Sprintf("%s np=%d", name, np), res, m, "nodes", "train")
 		}
+	}
+}
+
+// At K = 16, more parts than the graph's blocks, vertices touch several
+// parts; checkCut verifies the connectivity table against a recount at
+// every settle, on every level, at 1 to 3 ranks.
+func TestPartitionManyParts(t *testing.T) {
+	p := newPlanted(4, 400, 10, 40)
+	for _, np := range []int{1, 2, 3} {
+		o := Options{Options: serial.Options{Parts: 16, Seed: 5}, MaxReplicated: 3000, Method: MethodKway}
+		measured, _ := partitionPlanted(t, p, np, o)
+		checkBounded(t, fmt.Sprintf("np=%d", np), measured, 1.03)
+	}
+}
+
+// rmatInput returns rank r's share (of np) of R-MAT scale 16's edges
+// (edge factor 16), with the given share of them rewired into their
+// source's class of eight, as gnnrun gen --planted does.
+func rmatInput(t *testing.T, planted float64, r, np int) Input {
+	t.Helper()
+	const scale, classes = 16, 8
+	rm, err := graphio.NewRMAT(scale, 0.57, 0.19, 0.19, 0, 1, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int64(1) << scale
+	in := Input{N: n}
+	for e := int64(r); e < 16*n; e += int64(np) {
+		u, v := rm.Edge(e)
+		if float64(graph.Mix64(uint64(e))>>11)/(1<<53) < planted {
+			v = u%classes + classes*int64(graph.Mix64(uint64(e)^0x5bd1e995)%uint64(n/classes))
+		}
+		if u != v {
+			in.Src, in.Dst = append(in.Src, u), append(in.Dst, v)
+		}
+	}
+	return in
+}
+
+// On one rank, a power-law graph above the replication floor whose first
+// star level collapses it (R-MAT with planted communities) is coarsened at
+// K = 4 before the serial partitioner; plain R-MAT, whose stars keep a
+// quarter of it, is partitioned serially whole, as is the planted graph at
+// K = 16 (above probeMaxParts). Every partition stays within the bound,
+// and the planted one is cut no more than serially whole.
+func TestOneRankCoarsensCommunities(t *testing.T) {
+	for _, c := range []struct {
+		planted float64
+		k       int
+		coarsen bool
+	}{{0.7, 4, true}, {0, 4, false}, {0.7, 16, false}} {
+		what := fmt.Sprintf("planted %v, K = %d", c.planted, c.k)
+		in := rmatInput(t, c.planted, 0, 1)
+		partitionWith := func(o Options) ([]int32, *Result) {
+			return partitionOn(t, 1, func(cm *collective.Comm) (*Result, error) {
+				g, _, err := Build(cm, in)
+				if err != nil {
+					return nil, err
+				}
+				return Partition(g, o)
+			})
+		}
+		o := Options{Options: serial.Options{Parts: c.k, Seed: 1}}
+		part, res := partitionWith(o)
+		if coarsened := len(res.Levels) > 1; coarsened != c.coarsen {
+			t.Errorf("%s: %d levels, want coarsening %v", what, len(res.Levels), c.coarsen)
+		}
+		m := measure(t, in, part, o, nodes(in.N))
+		checkBounded(t, what, m, 1.03)
+		if c.coarsen {
+			o.MaxReplicated = math.MaxInt64 // the serial partitioner on the whole graph
+			whole, _ := partitionWith(o)
+			if mw := measure(t, in, whole, o, nodes(in.N)); m.Cut > mw.Cut*101/100 {
+				t.Errorf("%s: cut %d, serially whole %d", what, m.Cut, mw.Cut)
+			}
+		}
+	}
+}
+
+// collapses counts the groups' leaders over the ranks: fewer than one
+// vertex in collapseRatio collapses the graph.
+func TestCollapses(t *testing.T) {
+	const n = 4 * collapseRatio
+	p := newPlanted(1, n, 2, 0)
+	for _, leaders := range []int{1, 2, 4, 8, n} {
+		runWorld(t, 2, func(c *collective.Comm) error {
+			g, _, err := Build(c, p.input(c.Rank(), 2))
+			if err != nil {
+				return err
+			}
+			leader := make([]int64, g.NLocal())
+			for v := range leader {
+				gid := g.GID(int32(v))
+				leader[v] = gid - gid%int64(n/leaders) // every n/leaders-th ID leads
+			}
+			got, err := g.collapses(leader)
+			if err != nil {
+				return err
+			}
+			if want := leaders*collapseRatio < n; got != want {
+				return fmt.Errorf("%d leaders of %d vertices: collapses %v, want %v", leaders, n, got, want)
+			}
+			return nil
+		})
 	}
 }
