@@ -32,6 +32,8 @@ type matcher struct {
 	joined  []int64 // stars: the center an owned vertex joined (-1: none)
 	cw      []int64 // NCon weights of the star each owned center leads
 	deg     []int64 // degree of owned and ghost vertices (stars only)
+	// local: stars over the arcs between owned vertices alone (localStars)
+	local bool
 }
 
 // match computes a heavy-edge matching of g by request/grant passes,
@@ -280,6 +282,32 @@ func (m *matcher) stars(order []int32) error {
 	return nil
 }
 
+// localStars returns the leaders of stars built as match builds them but
+// over the arcs between owned vertices alone, without requests to other
+// ranks: what this rank's share of the graph shows of its communities.
+func (g *DistGraph) localStars(ctl *ctrl) []int64 {
+	nl := g.NLocal()
+	m := &matcher{g: g, ctl: ctl, local: true, state: make([]int8, nl+len(g.Ghosts)), partner: make([]int64, nl),
+		joined: make([]int64, nl), cw: make([]int64, nl*g.NCon), deg: make([]int64, nl+len(g.Ghosts)), vw: g.Vwgt}
+	for i := range m.state {
+		m.state[i] = stFree
+	}
+	for v := range nl {
+		m.partner[v], m.joined[v] = -1, -1
+		m.deg[v] = g.Xadj[v+1] - g.Xadj[v]
+	}
+	for _, v := range g.matchOrder(ctl.seed, 1) {
+		if m.state[v] != stFree {
+			continue
+		}
+		if u := m.bestStar(v); u >= 0 {
+			m.admit(u, v)
+			m.state[v], m.joined[v] = stTaken, g.Lo()+int64(u)
+		}
+	}
+	return m.leaders()
+}
+
 // joinReq asks the owner of Center to admit From to its star.
 type joinReq struct{ Center, From int64 }
 
@@ -324,7 +352,7 @@ func (m *matcher) bestStar(v int32) int32 {
 			continue
 		}
 		u := g.Adj[e]
-		if st := m.state[u]; st != stFree && st != stCenter {
+		if st := m.state[u]; st != stFree && st != stCenter || m.local && u >= nl {
 			continue
 		}
 		if u < nl && !m.starFits(u, v) {

@@ -17,7 +17,8 @@ type Options struct {
 	// max(1000000, (N+arcs)/(3P)), so a rank's share of memory stays
 	// O((N+M)/P), and inside PartitionRB the arcs a lone rank may
 	// partition (see splitBudget); a ceiling so picked may be exceeded by
-	// ceilingSlack. On one rank the whole graph is partitioned serially.
+	// ceilingSlack. On one rank the whole graph is partitioned serially,
+	// unless Partition finds communities (see probeCommunities).
 	MaxReplicated int64
 	// MaxLevels bounds the levels of distributed coarsening (default 40).
 	MaxLevels int

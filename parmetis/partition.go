@@ -83,8 +83,12 @@ func Partition(g *DistGraph, o Options) (*Result, error) {
 		if o.Parts > 2 && g.c.Size() > 1 {
 			m = MethodRB
 		}
-		if _, err := probeCommunities(g, &o); err != nil {
+		communities, err := probeCommunities(g, &o)
+		if err != nil {
 			return nil, err
+		}
+		if communities {
+			m = MethodKway
 		}
 	}
 	if m == MethodRB {
@@ -93,26 +97,30 @@ func Partition(g *DistGraph, o Options) (*Result, error) {
 	return PartitionKway(g, o)
 }
 
-// probeCommunities looks, on one rank, for communities where the serial
-// partitioner's recursive bisection of the whole graph costs more than it
-// gains: on a power-law graph above the replication floor, partitioned in
-// 3 to probeMaxParts parts (neither set by o), it matches the first level
-// as PartitionKway would and reports whether the stars collapse the graph.
-// If so, o keeps the matching for PartitionKway to contract, and the
-// ceiling of the floor.
+// probeCommunities looks for communities, where recursive bisection costs
+// more than it gains: on a power-law graph above the replication floor,
+// partitioned in 3 to probeMaxParts parts (neither set by o), it builds
+// the first level's stars and reports whether they collapse the graph.
+// Then the graph is partitioned k-way. On one rank the stars are those
+// PartitionKway would build, and o keeps them for it to contract, with
+// the ceiling of the floor; on several, each rank builds its own over the
+// arcs between its own vertices (localStars), without requests, which
+// the distributed ones need to collapse a graph: planted R-MAT 16 at two
+// ranks kept one vertex in 4.6 with them, as plain R-MAT did. It is
+// collective.
 //
-// The serial bisections cut R-MAT best, whose first star level keeps a
-// quarter of the vertices around its dense core: coarsened to the floor,
-// R-MAT 20 was cut 4.2x more at K = 4. Where stars collapse communities
-// (planted R-MAT 20 keeps one vertex in 105), the distributed levels down
-// to the floor cost less than the bisections, each of which coarsens its
-// side again, for the same cut: 22 s against 37 s at K = 4, 30 s against
-// 47 s at K = 8. Above probeMaxParts, parts split the communities and the
-// k-way refinement cut 2% more (K = 16 and 64). On several ranks the
-// distributed stars are no such sign (planted R-MAT 16 at two ranks keeps
-// one vertex in 4.6, as plain R-MAT does), and recursive bisection stays.
+// Recursive bisection cuts R-MAT best, whose first star level keeps a
+// quarter of the vertices around its dense core: coarsened to the floor
+// on one rank, R-MAT 20 was cut 4.2x more at K = 4. Where stars collapse
+// communities (planted R-MAT 20 keeps one vertex in 105), the k-way
+// scheme's levels cost less than the bisections, each of which coarsens
+// its side again, for the same cut: on one rank 22 s against 37 s at
+// K = 4, 30 s against 47 s at K = 8 (the serial bisections); on two ranks
+// 13 s against 25 s at K = 4 (the distributed ones). Above probeMaxParts,
+// parts split the communities and the k-way refinement cut 2% more on one
+// rank (K = 16 and 64).
 func probeCommunities(g *DistGraph, o *Options) (bool, error) {
-	if g.c.Size() > 1 || o.Parts <= 2 || o.Parts > probeMaxParts || o.MaxReplicated != 0 || o.Coarsening == CoarsenMatch {
+	if o.Parts <= 2 || o.Parts > probeMaxParts || o.MaxReplicated != 0 || o.Coarsening == CoarsenMatch {
 		return false, nil
 	}
 	arcs, err := g.arcs()
@@ -125,6 +133,9 @@ func probeCommunities(g *DistGraph, o *Options) (bool, error) {
 	}
 	if ctl.coarsening, err = o.Coarsening.resolve(g); err != nil || ctl.coarsening != CoarsenStars {
 		return false, err
+	}
+	if g.c.Size() > 1 {
+		return g.collapses(g.localStars(ctl))
 	}
 	leader, err := g.match(ctl, 1)
 	if err != nil {

@@ -249,41 +249,54 @@ func rmatInput(t *testing.T, planted float64, r, np int) Input {
 	return in
 }
 
-// On one rank, a power-law graph above the replication floor whose first
-// star level collapses it (R-MAT with planted communities) is coarsened at
-// K = 4 before the serial partitioner; plain R-MAT, whose stars keep a
-// quarter of it, is partitioned serially whole, as is the planted graph at
-// K = 16 (above probeMaxParts). Every partition stays within the bound,
-// and the planted one is cut no more than serially whole.
-func TestOneRankCoarsensCommunities(t *testing.T) {
+// A power-law graph above the replication floor whose first star level
+// collapses it (R-MAT with planted communities) is partitioned k-way at
+// K = 4: on one rank coarsened before the serial partitioner, on two
+// without recursive bisection. Plain R-MAT, whose stars keep a quarter of
+// it, is partitioned serially whole on one rank and bisected on two, as is
+// the planted graph at K = 16 (above probeMaxParts). Every partition stays
+// within the bound, and the planted one at K = 4 is cut no more than by
+// the serial partitioner on the whole graph.
+func TestCommunitiesPartitionedKway(t *testing.T) {
 	for _, c := range []struct {
 		planted float64
 		k       int
-		coarsen bool
+		kway    bool
 	}{{0.7, 4, true}, {0, 4, false}, {0.7, 16, false}} {
-		what := fmt.Sprintf("planted %v, K = %d", c.planted, c.k)
-		in := rmatInput(t, c.planted, 0, 1)
-		partitionWith := func(o Options) ([]int32, *Result) {
-			return partitionOn(t, 1, func(cm *collective.Comm) (*Result, error) {
-				g, _, err := Build(cm, in)
-				if err != nil {
-					return nil, err
-				}
-				return Partition(g, o)
-			})
-		}
-		o := Options{Options: serial.Options{Parts: c.k, Seed: 1}}
-		part, res := partitionWith(o)
-		if coarsened := len(res.Levels) > 1; coarsened != c.coarsen {
-			t.Errorf("%s: %d levels, want coarsening %v", what, len(res.Levels), c.coarsen)
-		}
-		m := measure(t, in, part, o, nodes(in.N))
-		checkBounded(t, what, m, 1.03)
-		if c.coarsen {
-			o.MaxReplicated = math.MaxInt64 // the serial partitioner on the whole graph
-			whole, _ := partitionWith(o)
-			if mw := measure(t, in, whole, o, nodes(in.N)); m.Cut > mw.Cut*101/100 {
-				t.Errorf("%s: cut %d, serially whole %d", what, m.Cut, mw.Cut)
+		var whole int64
+		for _, np := range []int{1, 2} {
+			what := fmt.Sprintf("planted %v, K = %d, np = %d", c.planted, c.k, np)
+			partitionWith := func(o Options) ([]int32, *Result) {
+				return partitionOn(t, np, func(cm *collective.Comm) (*Result, error) {
+					g, _, err := Build(cm, rmatInput(t, c.planted, cm.Rank(), np))
+					if err != nil {
+						return nil, err
+					}
+					return Partition(g, o)
+				})
+			}
+			o := Options{Options: serial.Options{Parts: c.k, Seed: 1}}
+			part, res := partitionWith(o)
+			_, bisected := res.Seconds["split"]
+			if np == 1 && (len(res.Levels) > 1) != c.kway {
+				t.Errorf("%s: %d levels, want coarsening %v", what, len(res.Levels), c.kway)
+			}
+			if np == 2 && bisected == c.kway {
+				t.Errorf("%s: bisected %v, want %v", what, bisected, !c.kway)
+			}
+			in := rmatInput(t, c.planted, 0, 1)
+			m := measure(t, in, part, o, nodes(in.N))
+			checkBounded(t, what, m, 1.03)
+			if !c.kway {
+				continue
+			}
+			if np == 1 {
+				o.MaxReplicated = math.MaxInt64 // the serial partitioner on the whole graph
+				whole2, _ := partitionWith(o)
+				whole = measure(t, in, whole2, o, nodes(in.N)).Cut
+			}
+			if m.Cut > whole*101/100 {
+				t.Errorf("%s: cut %d, serially whole %d", what, m.Cut, whole)
 			}
 		}
 	}
