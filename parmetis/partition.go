@@ -40,7 +40,8 @@ type Method int
 
 // The methods.
 const (
-	// MethodAuto is MethodRB for K > 2 on several ranks, else MethodKway.
+	// MethodAuto is MethodRB for K > 2 on several ranks, else MethodKway,
+	// except on graphs with communities (see probeCommunities).
 	MethodAuto Method = iota
 	// MethodKway partitions into K parts directly and refines k-way.
 	MethodKway
@@ -71,7 +72,8 @@ func ParseMethod(s string) (Method, error) {
 // Partition computes a K-way partition of g with minimum edge cut under the
 // balance constraints, by distributed recursive bisection (PartitionRB) when
 // K > 2 on several ranks and by the direct multilevel scheme (PartitionKway)
-// otherwise, unless o.Method says which. It is collective and
+// otherwise or on a graph with communities (probeCommunities), unless
+// o.Method says which. It is collective and
 // deterministic for a given seed and rank count.
 func Partition(g *DistGraph, o Options) (*Result, error) {
 	if res, ok, err := partitionAroundIsolatedDist(g, o); err != nil || ok {

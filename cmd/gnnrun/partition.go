@@ -56,8 +56,12 @@ moves on coarse levels, FM local search on the finest, moves kept only when
 the cut does not grow) and balancing, level by level. For K > 2 on several
 ranks the ranks bisect the graph this way, split into two groups with the
 two halves, and recurse; a single rank partitions its piece serially. On one
-rank the whole graph is partitioned serially. --algo random gives the
-balanced random baseline.
+rank the whole graph is partitioned serially. A power-law graph in 3 to 8
+parts whose first level of stars leaves fewer than one vertex in 16
+(communities; on several ranks, each rank's stars over the arcs among its
+own vertices) is partitioned directly instead, on one rank coarsened to
+1000000 vertices + arcs first. --algo random gives the balanced random
+baseline.
 
 Balance constraints (--balance, comma-separated): nodes (every node weighs 1),
 edges (a node weighs its in-degree), ntypes (one constraint per node type),
@@ -81,8 +85,8 @@ line, as gpmetis writes) for graphs with one node type.`,
 			fs.StringVar(&f.hierarchy, "hierarchy", "", "AxB: partition into A machines, then each machine's nodes into B parts (A*B = K)")
 			fs.StringVar(&f.algo, "algo", "parmetis", "parmetis or random")
 			fs.IntVar(&f.tries, "tries", 4, "serial initial partitions tried per run (spread over the ranks)")
-			fs.Int64Var(&f.maxReplicated, "max-replicated", 0, "largest coarsest graph (vertices + arcs) every rank holds; 0: max(1000000, (N+arcs)/(3P)), inside recursive bisection max(1000000, 0.8*arcs/P), coarsened a level first if that level halves it, each up to 10% more")
-			fs.StringVar(&f.method, "method", "auto", "auto (rb for K > 2 on several ranks, else kway), kway or rb")
+			fs.Int64Var(&f.maxReplicated, "max-replicated", 0, "largest coarsest graph (vertices + arcs) every rank holds; 0: max(1000000, (N+arcs)/(3P)) (one rank: the whole graph, but see above), inside recursive bisection max(1000000, 0.8*arcs/P), coarsened a level first if that level halves it, each up to 10% more")
+			fs.StringVar(&f.method, "method", "auto", "auto (rb for K > 2 on several ranks, else kway; kway on graphs with communities, see above), kway or rb")
 			fs.StringVar(&f.coarsening, "coarsening", "auto", "auto (stars for power-law graphs, else match), match or stars")
 			fs.BoolVar(&f.overwrite, "overwrite", false, "replace an assignment already in DIR")
 		},
