@@ -67,10 +67,10 @@ const (
 	replicateFloor = 1_000_000
 
 	// collapseRatio: a first star level that leaves fewer than one vertex
-	// in collapseRatio has collapsed communities (see Partition): planted
+	// in collapseRatio has collapsed communities (see probeCommunities): planted
 	// R-MAT scale 20 leaves one in 105, R-MAT one in 4.
 	collapseRatio = 16
-	// probeMaxParts is the most parts for which Partition looks for
+	// probeMaxParts is the most parts for which probeCommunities looks for
 	// communities.
 	probeMaxParts = 8
 
