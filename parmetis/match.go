@@ -32,8 +32,6 @@ type matcher struct {
 	joined  []int64 // stars: the center an owned vertex joined (-1: none)
 	cw      []int64 // NCon weights of the star each owned center leads
 	deg     []int64 // degree of owned and ghost vertices (stars only)
-	// local: stars over the arcs between owned vertices alone (localStars)
-	local bool
 }
 
 // match computes a heavy-edge matching of g by request/grant passes,
@@ -42,13 +40,7 @@ type matcher struct {
 // leader (the smaller ID of a pair). It is collective.
 func (g *DistGraph) match(ctl *ctrl, level int) ([]int64, error) {
 	nl, ng := g.NLocal(), len(g.Ghosts)
-	m := &matcher{g: g, ctl: ctl, level: level, state: make([]int8, nl+ng), partner: make([]int64, nl)}
-	for i := range m.state {
-		m.state[i] = stFree
-	}
-	for i := range m.partner {
-		m.partner[i] = -1
-	}
+	m := newMatcher(g, ctl, level)
 	m.vw = make([]int64, (nl+ng)*g.NCon)
 	copy(m.vw, g.Vwgt)
 	if err := haloUpdateRows(g, m.vw, g.NCon); err != nil {
@@ -82,6 +74,20 @@ func (g *DistGraph) match(ctl *ctrl, level int) ([]int64, error) {
 		}
 	}
 	return m.leaders(), nil
+}
+
+// newMatcher returns a matcher of g's level with every owned vertex and
+// ghost free and unpaired.
+func newMatcher(g *DistGraph, ctl *ctrl, level int) *matcher {
+	nl := g.NLocal()
+	m := &matcher{g: g, ctl: ctl, level: level, state: make([]int8, nl+len(g.Ghosts)), partner: make([]int64, nl)}
+	for i := range m.state {
+		m.state[i] = stFree
+	}
+	for i := range m.partner {
+		m.partner[i] = -1
+	}
+	return m
 }
 
 // leaders returns the global ID of each owned vertex's group leader: the
@@ -260,6 +266,21 @@ func (m *matcher) pass(order []int32, pass int) error {
 // under the weight limit. Leaves of a hub gather around it this way, where
 // pairs would shrink the graph by a few vertices per level.
 func (m *matcher) stars(order []int32) error {
+	m.startStars()
+	if err := haloUpdate(m.g, m.deg); err != nil {
+		return err
+	}
+	for pass := range matchPasses {
+		if err := m.joinPass(order, pass); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startStars readies m for stars: no vertex joined, no star's weight,
+// the owned vertices' degrees (the ghosts' are for the caller to fetch).
+func (m *matcher) startStars() {
 	g := m.g
 	nl := g.NLocal()
 	m.joined = make([]int64, nl)
@@ -271,31 +292,20 @@ func (m *matcher) stars(order []int32) error {
 	for v := range nl {
 		m.deg[v] = g.Xadj[v+1] - g.Xadj[v]
 	}
-	if err := haloUpdate(g, m.deg); err != nil {
-		return err
-	}
-	for pass := range matchPasses {
-		if err := m.joinPass(order, pass); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // localStars returns the leaders of stars built as match builds them but
 // over the arcs between owned vertices alone, without requests to other
 // ranks: what this rank's share of the graph shows of its communities.
+// The ghosts are marked taken, so no star reaches them.
 func (g *DistGraph) localStars(ctl *ctrl) []int64 {
 	nl := g.NLocal()
-	m := &matcher{g: g, ctl: ctl, local: true, state: make([]int8, nl+len(g.Ghosts)), partner: make([]int64, nl),
-		joined: make([]int64, nl), cw: make([]int64, nl*g.NCon), deg: make([]int64, nl+len(g.Ghosts)), vw: g.Vwgt}
-	for i := range m.state {
-		m.state[i] = stFree
+	m := newMatcher(g, ctl, 1)
+	for i := range g.Ghosts {
+		m.state[nl+i] = stTaken
 	}
-	for v := range nl {
-		m.partner[v], m.joined[v] = -1, -1
-		m.deg[v] = g.Xadj[v+1] - g.Xadj[v]
-	}
+	m.vw = g.Vwgt
+	m.startStars()
 	for _, v := range g.matchOrder(ctl.seed, 1) {
 		if m.state[v] != stFree {
 			continue
@@ -352,7 +362,7 @@ func (m *matcher) bestStar(v int32) int32 {
 			continue
 		}
 		u := g.Adj[e]
-		if st := m.state[u]; st != stFree && st != stCenter || m.local && u >= nl {
+		if st := m.state[u]; st != stFree && st != stCenter {
 			continue
 		}
 		if u < nl && !m.starFits(u, v) {
