@@ -2,6 +2,7 @@ package sampler
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sync"
@@ -196,4 +197,35 @@ func limitLoop(s *shard.Served, batches []*Batch) (float64, float64, int64) {
 		fmt.Fprint(os.Stderr, "")
 	}
 	return secs, cpu, reads
+}
+
+// BenchmarkFloyd draws fanouts 15, 10 and 5 of ranges of 16 to 512
+// positions (where floydSmall applies) by the small range's bitmap and by
+// the sorted set, ns per node.
+func BenchmarkFloyd(b *testing.B) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	type node struct {
+		draws []uint64
+		m     int64
+	}
+	nodes := make([]node, 4096)
+	for i := range nodes {
+		k := []int{15, 10, 5}[i%3]
+		nodes[i] = node{make([]uint64, k), int64(k + 1 + rng.IntN(512-k))}
+		for j := range nodes[i].draws {
+			nodes[i].draws[j] = rng.Uint64()
+		}
+	}
+	for _, path := range []struct {
+		name string
+		f    func(*chooser, []uint64, int64) []int64
+	}{{"small", floydSmall}, {"sorted", floydSorted}} {
+		b.Run(path.name, func(b *testing.B) {
+			c := &chooser{}
+			for i := range b.N {
+				n := nodes[i%len(nodes)]
+				path.f(c, n.draws, n.m)
+			}
+		})
+	}
 }

@@ -3,6 +3,7 @@ package sampler
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -272,5 +273,50 @@ func TestMapSkipped(t *testing.T) {
 	}
 	if math.IsNaN(Exp(0)) {
 		t.Error("Exp(0) is NaN")
+	}
+}
+
+// refFloyd is Floyd's algorithm written plainly, with a map for the set:
+// draw i decides the index taken at j = m-k+i.
+func refFloyd(draws []uint64, m int64) []int64 {
+	k := int64(len(draws))
+	taken := map[int64]bool{}
+	for i, u := range draws {
+		j := m - k + int64(i)
+		t := int64(Below(u, uint64(j+1)))
+		if taken[t] {
+			t = j
+		}
+		taken[t] = true
+	}
+	set := make([]int64, 0, len(taken))
+	for t := range taken {
+		set = append(set, t)
+	}
+	slices.Sort(set)
+	return set
+}
+
+// Every path of floyd (the small range's bitmap, the sorted set, the large
+// bitmap) takes the same set as the plain algorithm, on both sides of each
+// switch.
+func TestFloydPaths(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	c := &chooser{}
+	for _, m := range []int64{1, 2, 7, 63, 64, 65, 200, 511, 512, 513, 5000} {
+		for _, k := range []int{1, 2, 5, 15, 64, 65, 200} {
+			if int64(k) > m {
+				continue
+			}
+			for range 50 {
+				draws := make([]uint64, k)
+				for i := range draws {
+					draws[i] = rng.Uint64()
+				}
+				if got, want := floyd(c, draws, m), refFloyd(draws, m); !slices.Equal(got, want) {
+					t.Fatalf("m = %d, k = %d: %v, want %v", m, k, got, want)
+				}
+			}
+		}
 	}
 }

@@ -33,27 +33,28 @@ type numbering struct {
 // denseMarks numbers the nodes of a block whose IDs lie in [lo,
 // lo+len(mark)), the span of the inner nodes of the partitions a rank
 // serves (O(N/P) entries, and only when they fill at least half of it),
-// by one read of a word per entry: the node's mark, the stamp of the last
-// block that saw it and, when that is this block, its number (or the
-// entry of its first appearance). A new block takes the next stamp, so
-// the marks are cleared only once every 255 blocks. A mark is 4 bytes
-// (8 bits of stamp, 24 of number): the cache holds twice as many as of
-// 8-byte marks. A block's sources cluster in R-MAT's hubs and a
-// partition's own nodes, whose marks the cache holds; the sort reads and
-// writes every entry four times.
+// by a mark per node: the entry of its first appearance in the block.
+// The entries (destinations, then sources) write their nodes' marks from
+// the last to the first, so each mark ends at its node's first entry,
+// and then read them in order: a first appearance is an entry that finds
+// itself. Each pass only writes or only reads the marks. (One pass that
+// read a node's mark and wrote it back took 1.3-1.5 times as long: an
+// R-MAT block's sources repeat its hubs entries apart, and a load the CPU
+// runs ahead of the store to the same mark before it is undone.) A mark
+// is 4 bytes: the cache holds twice as many as of 8-byte marks. A block's
+// sources cluster in R-MAT's hubs and a partition's own nodes, whose
+// marks the cache holds; the sort reads and writes every entry four
+// times.
 type denseMarks struct {
 	lo    int64
-	mark  []uint32 // stamp<<markBits | number or entry
+	mark  []uint32 // per node: the entry of its first appearance
 	words []uint64 // mark's memory
-	stamp uint32
+	num   []int32  // per entry: its node's number, at first appearances
 }
 
-// markBits is the bits of a mark below its stamp, markNumber their mask:
-// the number or entry, of a block of fewer than 2^markBits entries.
-const (
-	markBits   = 24
-	markNumber = 1<<markBits - 1
-)
+// maxEntries bounds the entries (destinations and sources) of a block
+// numbered by marks: an entry fits an int32 and a mark.
+const maxEntries = 1<<31 - 1
 
 // newDenseMarks returns the marks of the nodes [lo, hi), or nil when the
 // span is empty or more than twice the inner nodes in it, inner.
@@ -72,19 +73,10 @@ func (d *denseMarks) free() {
 	d.mark, d.words = nil, nil
 }
 
-// next starts a block: its stamp.
-func (d *denseMarks) next() uint32 {
-	if d.stamp++; d.stamp == 1<<(32-markBits) {
-		clear(d.mark)
-		d.stamp = 1
-	}
-	return d.stamp << markBits
-}
-
 // covers reports whether every node of dst and src has a mark, and the
-// block's entries fit a mark's number.
+// block's entries fit one.
 func (d *denseMarks) covers(dst, src []int64) bool {
-	if len(dst)+len(src) > markNumber {
+	if len(dst)+len(src) > maxEntries {
 		return false
 	}
 	span := uint64(len(d.mark))
@@ -101,36 +93,39 @@ func (d *denseMarks) covers(dst, src []int64) bool {
 	return true
 }
 
-// number is numbering.number for a block whose nodes all have marks: the
-// marks hold the numbers, and one pass in entry order numbers the block.
+// number is numbering.number for a block whose nodes all have marks.
 func (d *denseMarks) number(dst, src []int64, idx []int32, nodes []int64) ([]int64, int) {
-	stamp := d.next()
-	mark, lo := d.mark, d.lo
+	mark, lo, nd := d.mark, d.lo, len(dst)
+	for k := len(src) - 1; k >= 0; k-- {
+		mark[src[k]-lo] = uint32(nd + k)
+	}
+	for i := nd - 1; i >= 0; i-- {
+		mark[dst[i]-lo] = uint32(i)
+	}
 	for i, v := range dst {
-		m := &mark[v-lo]
-		if *m&^markNumber == stamp {
+		if mark[v-lo] != uint32(i) {
 			return nodes, i
 		}
-		*m = stamp | uint32(i)
+	}
+	num := grow32(d.num, nd+len(src))
+	d.num = num
+	for i := range nd {
+		num[i] = int32(i)
 	}
 	// Without branches on what the marks hold (a node is new to the block
-	// about one entry in five, too often for the CPU to guess): the CPU
-	// keeps reading the marks of the entries ahead while one misses the
-	// cache. Every entry writes its node at the end of nodes, which only a
-	// new one moves past, and its mark, which a known one rewrites as it
-	// was.
+	// about one entry in five, too often for the CPU to guess): every
+	// entry writes its node at the end of nodes, which only a first
+	// appearance moves past, and the number it would have as one, which
+	// only a first appearance's later entries read.
 	n := len(nodes)
 	nodes = slices.Grow(nodes, len(src))[:n+len(src)]
 	for k, v := range src {
-		m := &mark[v-lo]
-		num, fresh := uint32(n), 1
-		if *m&^markNumber == stamp {
-			num, fresh = *m&markNumber, 0
-		}
-		*m = stamp | num
-		idx[k] = int32(num)
+		e := uint32(nd + k)
+		f := mark[v-lo]
+		num[e] = int32(n)
 		nodes[n] = v
-		n += fresh
+		n += int((e ^ f - 1) >> 31) // 1 when f == e (entries are below 2^31)
+		idx[k] = num[f]
 	}
 	return nodes[:n], -1
 }
@@ -140,15 +135,23 @@ func (d *denseMarks) number(dst, src []int64, idx []int32, nodes []int64) ([]int
 // appends the others' sort keys to keys. It returns the keys, the largest
 // of their IDs, and the index of a repeated destination (or -1).
 func (d *denseMarks) firsts(dst, src []int64, first []int32, keys []uint64) ([]uint64, int64, int) {
-	stamp := d.next()
-	mark, lo, span := d.mark, d.lo, uint64(len(d.mark))
+	mark, lo, span, nd := d.mark, d.lo, uint64(len(d.mark)), len(dst)
+	for k := len(src) - 1; k >= 0; k-- {
+		if u := uint64(src[k] - lo); u < span {
+			mark[u] = uint32(nd + k)
+		}
+	}
+	for i := nd - 1; i >= 0; i-- {
+		if u := uint64(dst[i] - lo); u < span {
+			mark[u] = uint32(i)
+		}
+	}
 	var maxID int64
 	for i, v := range dst {
 		if u := uint64(v - lo); u < span {
-			if mark[u]&^markNumber == stamp {
+			if mark[u] != uint32(i) {
 				return keys, 0, i
 			}
-			mark[u] = stamp | uint32(i)
 			first[i] = int32(i)
 			continue
 		}
@@ -156,14 +159,9 @@ func (d *denseMarks) firsts(dst, src []int64, first []int32, keys []uint64) ([]u
 		maxID |= v
 	}
 	for k, v := range src {
-		e := len(dst) + k
+		e := nd + k
 		if u := uint64(v - lo); u < span {
-			if m := mark[u]; m&^markNumber == stamp {
-				first[e] = int32(m & markNumber)
-			} else {
-				mark[u] = stamp | uint32(e)
-				first[e] = int32(e)
-			}
+			first[e] = int32(mark[u])
 			continue
 		}
 		keys = append(keys, uint64(v)<<idBits|uint64(e))

@@ -77,22 +77,6 @@ func TestNumberingPaths(t *testing.T) {
 	}
 }
 
-// TestDenseMarksStampWraps checks that a stamp wrapping around clears the
-// marks rather than taking an old block's marks for this one's.
-func TestDenseMarksStampWraps(t *testing.T) {
-	d := newDenseMarks(0, 10, 10)
-	nodes, _ := d.number([]int64{3}, []int64{4, 5}, make([]int32, 2), []int64{3}) // stamp 1
-	if len(nodes) != 3 {
-		t.Fatalf("nodes %v", nodes)
-	}
-	d.stamp = 1<<(32-markBits) - 1 // the next block wraps around to stamp 1
-	idx := make([]int32, 2)
-	nodes, twice := d.number([]int64{4}, []int64{5, 3}, idx, []int64{4})
-	if twice >= 0 || !slices.Equal(nodes, []int64{4, 5, 3}) || !slices.Equal(idx, []int32{1, 2}) {
-		t.Fatalf("after the wrap: nodes %v idx %v twice %d", nodes, idx, twice)
-	}
-}
-
 // localID finds inner and halo nodes, by search in an ascending halo and
 // one by one in another.
 func TestViewLocalID(t *testing.T) {
