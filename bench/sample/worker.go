@@ -183,7 +183,7 @@ func runWorker(o workerOptions) error {
 	for r := warm; r < warm+o.batches; r += round {
 		rounds = append(rounds, tasks[r:min(r+round, warm+o.batches)])
 	}
-	rounds = append(rounds, tasks[warm+o.batches:]) // untimed
+	rounds = append(rounds, tasks[warm+o.batches:warm+o.batches+round]) // untimed
 	var secs, limitSecs, limitEIDSecs float64
 	var reads, localEdges int64
 	var st sampler.Stats
