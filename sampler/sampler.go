@@ -308,9 +308,13 @@ func (s *Sampler) layer(epoch int, batch int64, key Key, layer int, frontier []i
 	return buildBlock(frontier, s.counts, &s.all, &s.numbering, s.o.OrigEIDs)
 }
 
-// servedMarks returns the marks that number the inner nodes of the
-// partitions s serves in a block (nil when they are too scattered).
+// servedMarks returns the marks that number the nodes of a block: every
+// node of a graph of up to wholeMarks nodes, else the inner nodes of the
+// partitions s serves (nil when they are too scattered).
 func servedMarks(s *shard.Served) *denseMarks {
+	if n := s.Book.NumNodes(); n <= wholeMarks {
+		return newDenseMarks(0, n, n)
+	}
 	if len(s.Parts) == 0 {
 		return nil
 	}
@@ -320,6 +324,14 @@ func servedMarks(s *shard.Served) *denseMarks {
 	}
 	return newDenseMarks(lo, hi, inner)
 }
+
+// wholeMarks is the most nodes a graph may have for a sampler to keep a
+// mark for each (4 bytes a node, 64 MiB at most): its blocks are numbered
+// by the marks alone at any rank count. Above it a sampler keeps marks
+// for the nodes it serves (O(N/P)) and sorts the others, which took a
+// quarter of a batch at 2 ranks on R-MAT 20 (a block's sources are half
+// other ranks' nodes there) where the marks take an eighth.
+const wholeMarks = 1 << 24
 
 // partsOf puts the partition of each node of nodes in parts, or fails on a
 // node outside the graph.
