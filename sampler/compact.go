@@ -31,9 +31,10 @@ type numbering struct {
 }
 
 // denseMarks numbers the nodes of a block whose IDs lie in [lo,
-// lo+len(mark)), the span of the inner nodes of the partitions a rank
-// serves (O(N/P) entries, and only when they fill at least half of it),
-// by a mark per node: the entry of its first appearance in the block.
+// lo+len(mark)): every node of a graph of up to wholeMarks nodes, else
+// the span of the inner nodes of the partitions a rank serves (O(N/P)
+// entries, and only when they fill at least half of it), by a mark per
+// node: the entry of its first appearance in the block.
 // The entries (destinations, then sources) write their nodes' marks from
 // the last to the first, so each mark ends at its node's first entry,
 // and then read them in order: a first appearance is an entry that finds
