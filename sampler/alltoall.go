@@ -17,11 +17,14 @@ import (
 //
 // A request to a rank is int64s: status, epoch, batch, layer, n, the n
 // nodes, m, and m exclusions of 4 (dst, etype, eid, src). The reply is the
-// status, the n nodes' edge counts, then the E edges' sources, their edge
+// status, the n nodes' edge counts, then the E edges' sources and edge
 // IDs, their types (for graphs of more than one edge type) and, when asked
 // for, their original edge IDs, each a flat run of E values: the owner
 // reads them from its edge table in one pass, and the asker copies each
-// node's edges as runs.
+// node's edges as runs. Where the edge table packs an edge's source and
+// edge ID into one word (a graph whose node and edge IDs fit 64 bits
+// together), the reply carries that word, one run instead of two: half
+// the bytes of a reply of one edge type.
 type alltoallDraws struct {
 	sm         *Sampler
 	send, back [][]int64
@@ -53,17 +56,17 @@ func (a *alltoallDraws) close() error { return nil }
 
 // The runs of E values of a reply, in order, where present.
 const (
-	runSrc   = iota
-	runEID   // always present
-	runType  // with more than one edge type
-	runOrig  // with Options.OrigEIDs
-	runKinds // the most runs a reply has
+	runSrc   = iota // the sources, or the table's words of source and edge ID
+	runEID          // where the table's words are not sent
+	runType         // with more than one edge type
+	runOrig         // with Options.OrigEIDs
+	runKinds        // the most runs a reply has
 )
 
 // runsOf returns where each run of a reply is, as its index among the
 // reply's runs (-1 where absent), and how many there are.
 func (a *alltoallDraws) runsOf() (at [runKinds]int, n int) {
-	has := [runKinds]bool{true, true, len(a.sm.served.Config.EdgeTypes) > 1, a.sm.o.OrigEIDs}
+	has := [runKinds]bool{true, a.sm.table.wide, len(a.sm.served.Config.EdgeTypes) > 1, a.sm.o.OrigEIDs}
 	for k, h := range has {
 		at[k] = -1
 		if h {
@@ -255,7 +258,11 @@ func (a *alltoallDraws) readEdges(reply []int64) []int64 {
 	at := len(reply)
 	reply = append(reply, make([]int64, w*e)...)
 	run := func(k int) []int64 { return reply[at+runs[k]*e : at+(runs[k]+1)*e] }
-	sm.table.read(a.pos, run(runSrc), run(runEID))
+	if runs[runEID] >= 0 {
+		sm.table.read(a.pos, run(runSrc), run(runEID))
+	} else {
+		sm.table.readWords(a.pos, run(runSrc))
+	}
 	if runs[runType] >= 0 {
 		typ := run(runType)
 		for i, t := range a.types {
@@ -320,8 +327,12 @@ func (a *alltoallDraws) unpack(got [][]int64, out *edgeList, counts []int32) ([]
 		n := int(c.count[0])
 		c.count = c.count[1:]
 		lo, hi := c.at, c.at+n
-		out.src = append(out.src, c.runs[runSrc][lo:hi]...)
-		out.eid = append(out.eid, c.runs[runEID][lo:hi]...)
+		if eids := c.runs[runEID]; eids != nil {
+			out.src = append(out.src, c.runs[runSrc][lo:hi]...)
+			out.eid = append(out.eid, eids[lo:hi]...)
+		} else {
+			out.src, out.eid = a.sm.table.unpack(c.runs[runSrc][lo:hi], out.src, out.eid)
+		}
 		if types := c.runs[runType]; types != nil {
 			for _, t := range types[lo:hi] {
 				out.etype = append(out.etype, int16(t))

@@ -51,12 +51,35 @@ func (t *edgeTable) read(pos, src, eid []int64) {
 	}
 }
 
+// readWords puts the words of entries pos into w (as long as pos), for a
+// table of one word an entry: what unpack reads back.
+func (t *edgeTable) readWords(pos []int64, w []int64) {
+	w = w[:len(pos)]
+	for k, i := range pos {
+		w[k] = int64(t.words[i])
+	}
+}
+
+// unpack appends the global source and edge IDs of the words w (of a
+// table of one word an entry) to src and eid.
+func (t *edgeTable) unpack(w []int64, src, eid []int64) ([]int64, []int64) {
+	sh, m := t.shift, t.mask
+	for _, x := range w {
+		src, eid = append(src, int64(uint64(x)>>sh)), append(eid, int64(uint64(x)&m))
+	}
+	return src, eid
+}
+
+// wideEdgeTables makes every edge table two words an entry, as a graph
+// too large for one takes: for the tests of that layout on small graphs.
+var wideEdgeTables = false
+
 // newEdgeTable lays out the in-edges of the partitions s serves.
 func newEdgeTable(s *shard.Served) *edgeTable {
 	n, m := s.Book.NumNodes(), s.Book.NumEdges()
 	eb := uint(bits.Len64(uint64(max(m-1, 0))))
 	t := &edgeTable{shift: eb, mask: 1<<eb - 1, base: make([]int64, s.Config.NumParts)}
-	t.wide = eb+uint(bits.Len64(uint64(max(n-1, 0)))) > 64
+	t.wide = wideEdgeTables || eb+uint(bits.Len64(uint64(max(n-1, 0)))) > 64
 	for q := range t.base {
 		t.base[q] = -1
 	}

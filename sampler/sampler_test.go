@@ -94,7 +94,8 @@ func (f *fixture) sameBatches(t *testing.T, ref map[int64]sampled, refName strin
 	}
 }
 
-// canonical writes a batch in input IDs, for comparing runs.
+// canonical writes a batch in input IDs (and its edges' new IDs), for
+// comparing runs.
 func (f *fixture) canonical(t *testing.T, s sampled) string {
 	t.Helper()
 	var b strings.Builder
@@ -105,7 +106,7 @@ func (f *fixture) canonical(t *testing.T, s sampled) string {
 		}
 		b.WriteString("\n")
 		for i := range bl.Src {
-			fmt.Fprintf(&b, "%d>%d:%d/%d ", bl.Src[i], bl.Dst[i], bl.ETypes[i], bl.OrigEIDs[i])
+			fmt.Fprintf(&b, "%d>%d:%d/%d/%d ", bl.Src[i], bl.Dst[i], bl.ETypes[i], bl.EIDs[i], bl.OrigEIDs[i])
 		}
 		b.WriteString("\n")
 	}
@@ -292,6 +293,19 @@ func TestSampleSameAtAnyRankCount(t *testing.T) {
 			})
 		}
 	}
+}
+
+// An edge table of two words an entry (a graph whose node and edge IDs
+// do not fit one word together) gives the same batches at every rank
+// count, by either transport, as the table of one word an entry, whose
+// words the alltoall replies carry as they are.
+func TestSampleWideEdgeTable(t *testing.T) {
+	f := getFixture(t, true, 4)
+	o := optionCases(true)["uniform"]
+	ref := sampleOn(t, f, 1, o, nil)
+	wideEdgeTables = true
+	defer func() { wideEdgeTables = false }()
+	f.sameBatches(t, ref, "one-word table's", o, nil, bothTransports, 1, 2, 4)
 }
 
 // Exclusions remove edges before the draw, at every layer: by edge ID (a
