@@ -1,6 +1,9 @@
 package sampler
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Block is one layer of a mini-batch (DGL's message-flow graph): sampled
 // edges from source nodes into destination nodes. Nodes lists the source
@@ -30,8 +33,7 @@ func (b *Block) NumEdges() int { return len(b.Src) }
 // read). nb is the sampler's scratch.
 func buildBlock(dst []int64, counts []int32, e *edgeList, nb *numbering, orig bool) (*Block, error) {
 	ne := e.len()
-	b := &Block{NumDst: len(dst), Nodes: make([]int64, len(dst), len(dst)+ne),
-		Src: make([]int32, ne), Dst: make([]int32, ne)}
+	b := &Block{NumDst: len(dst), Src: make([]int32, ne), Dst: make([]int32, ne)}
 	b.EIDs, b.ETypes = taken(e.eid), taken(e.etype)
 	if orig {
 		b.OrigEIDs = taken(e.orig)
@@ -49,18 +51,24 @@ func buildBlock(dst []int64, counts []int32, e *edgeList, nb *numbering, orig bo
 	if k != ne || k != sum(counts) {
 		return nil, fmt.Errorf("sampler: %d edges drawn, the counts of the destinations add up to %d", ne, sum(counts))
 	}
-	copy(b.Nodes, dst)
+	nodes := append(nb.nodes[:0], dst...)
 	var twice int
 	if nb.dense != nil && nb.dense.covers(dst, e.src) {
-		b.Nodes, twice = nb.dense.number(dst, e.src, b.Src, b.Nodes)
+		nodes, twice = nb.dense.number(dst, e.src, b.Src, nodes)
 	} else if maxID := maxOf(dst, e.src); sortable(len(dst)+ne, maxID) {
-		b.Nodes, twice = nb.number(dst, e.src, b.Src, b.Nodes, maxID, nb.dense)
+		nodes, twice = nb.number(dst, e.src, b.Src, nodes, maxID, nb.dense)
 	} else {
-		b.Nodes, twice = nb.numberByMap(dst, e.src, b.Src, b.Nodes)
+		nodes, twice = nb.numberByMap(dst, e.src, b.Src, nodes)
 	}
+	nb.nodes = nodes
 	if twice >= 0 {
 		return nil, fmt.Errorf("sampler: node %d appears twice among a block's destinations", dst[twice])
 	}
+	// A copy of the nodes numbered, not the scratch: a block's sources
+	// repeat (about one entry in five is a new node on R-MAT), and an
+	// array with room for every entry took several times the memory, zeroed
+	// at every block.
+	b.Nodes = slices.Clone(nodes)
 	return b, nil
 }
 

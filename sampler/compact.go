@@ -28,6 +28,10 @@ type numbering struct {
 	sortNumbering
 	dense *denseMarks
 	ids   graph.IDMap
+	// nodes is a block's nodes as they are numbered, with room for one
+	// per entry (the marks' pass writes every entry's node at the end);
+	// the block gets a copy of the ones numbered.
+	nodes []int64
 }
 
 // denseMarks numbers the nodes of a block whose IDs lie in [lo,
