@@ -19,7 +19,7 @@ func render(out string, results []result) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Neighbour sampling (bench/sample)\n\n")
 	fmt.Fprintf(&b, "R-MAT (`gnnrun gen`, edge factor 16; seeds: its training nodes) and the largest real graph of the shared data (SNAP's soc-Slashdot0902, 82,168 nodes, 948,464 arcs as listed; seeds: every node) in K = 4 partitions (`gnnrun partition --balance %s`), fanouts 15,10,5, batches of 1024 seeds (node task) or 1024 positive edges with 4 uniform negatives each and their reverse edges excluded (link task), %d timed batches per rank after 2 untimed ones. *limit*: a plain loop reading, for the same local destination nodes, their indptr entries and as many random entries of their indices ranges as were drawn, turn by turn with the timed batches: each round of %d batches' nodes read after the next round's batches (so a slower spell of the machine weighs on both rates alike, and the caches hold neither round for the other); *limit with edge IDs*: the same loop also reading the edge_ids entry at each position, which a sampler that returns edge IDs must read too. Rates per rank are means over ranks; µs per node are summed seconds over summed nodes; *of 1 rank* is the rate per rank over the one-rank rate of the same graph and task on core 0 (where mpirun binds a lone rank); the one-rank run is repeated on each core the other runs use, and *of its cores* is a run's rate summed over its ranks over the sum of the one-rank rates on the cores its ranks run on (rank r on core r; 4 ranks share 2 cores): the same figure where the cores are alike, and the fair one where they are not (a VM's vCPUs can differ in speed, as the one-rank rows of each core show).\n\n", balanceOf(results), results[0].Batches, limitRound)
-	b.WriteString("| graph | task | ranks | transport | edges/s per rank | of 1 rank | of its cores | limit reads/s per rank | sampler / limit | limit with edge IDs | sampler / it | remote share | µs per local node | µs per remote node | exchanged MB per rank |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| graph | task | ranks | transport | edges/s per rank | of 1 rank | of its cores | limit reads/s per rank | sampler / limit | limit with edge IDs | sampler / it | remote share | µs per local node | µs per remote node | batches/s per rank | exchanged MB per batch per rank |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	one := map[string]map[int]float64{}
 	for _, r := range results {
 		if r.Ranks == 1 {
@@ -38,9 +38,9 @@ func render(out string, results []result) error {
 		if f := r.ofCores(one); f > 0 {
 			ofCores = fmt.Sprintf("%.2f", f)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d%s | %s | %.3g | %.2f | %s | %.3g | %.2f | %.3g | %.2f | %.1f%% | %.2f | %.2f | %.1f |\n", r.graphName(), r.task(), r.Ranks, r.onCore(), r.Transport,
+		fmt.Fprintf(&b, "| %s | %s | %d%s | %s | %.3g | %.2f | %s | %.3g | %.2f | %.3g | %.2f | %.1f%% | %.2f | %.2f | %.2f | %.2f |\n", r.graphName(), r.task(), r.Ranks, r.onCore(), r.Transport,
 			r.edgesPerRank(), r.edgesPerRank()/one[r.series()][0], ofCores, r.limitPerRank(), r.edgesPerRank()/r.limitPerRank(), r.limitEIDPerRank(), r.edgesPerRank()/r.limitEIDPerRank(), 100*r.remoteShare(),
-			perNode(r.LocalSecs, r.LocalNodes), perNode(r.RemoteSecs, r.RemoteNodes), float64(bytes)/1e6/float64(r.Ranks))
+			perNode(r.LocalSecs, r.LocalNodes), perNode(r.RemoteSecs, r.RemoteNodes), r.batchesPerRank(), float64(bytes)/1e6/float64(r.Ranks*r.Batches))
 	}
 	if err := os.WriteFile(out+".md", []byte(b.String()), 0o644); err != nil {
 		return err

@@ -54,6 +54,16 @@ func (r *workerResult) edgesPerRank() float64 {
 	return s / float64(len(r.Secs))
 }
 
+// batchesPerRank is the batches each rank sampled a second, the mean
+// over ranks.
+func (r *workerResult) batchesPerRank() float64 {
+	s := 0.0
+	for _, secs := range r.Secs {
+		s += float64(r.Batches) / secs
+	}
+	return s / float64(len(r.Secs))
+}
+
 func (r *workerResult) limitPerRank() float64 {
 	s := 0.0
 	for i := range r.LimitSecs {
