@@ -44,7 +44,7 @@ func main() {
 	flag.StringVar(&o.balance, "balance", "nodes,train,edges", "the partitions' balance constraints (partition's --balance)")
 	flag.StringVar(&o.fanouts, "fanouts", "15,10,5", "fanouts, the hop nearest the seeds first")
 	flag.IntVar(&o.batch, "batch-size", 1024, "seeds per batch")
-	flag.IntVar(&o.batches, "batches", 24, "batches each rank samples per configuration")
+	flag.IntVar(&o.batches, "batches", 32, "batches each rank samples per configuration")
 	flag.IntVar(&o.samplers, "samplers", 1, "samplers side by side per rank, each on its own communicator, taking the batches in turn (the loader's --sample-workers)")
 	flag.StringVar(&o.dir, "dir", "bench/results/tmp/sample", "work directory for graphs and partitions")
 	flag.StringVar(&o.out, "out", "bench/results/sample", "results prefix (.json, .md, .svg)")
