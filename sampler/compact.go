@@ -42,10 +42,11 @@ type numbering struct {
 // The entries (destinations, then sources) write their nodes' marks from
 // the last to the first, so each mark ends at its node's first entry,
 // and then read them in order: a first appearance is an entry that finds
-// itself. Each pass only writes or only reads the marks. (One pass that
-// read a node's mark and wrote it back took 1.3-1.5 times as long: an
-// R-MAT block's sources repeat its hubs entries apart, and a load the CPU
-// runs ahead of the store to the same mark before it is undone.) A mark
+// itself. Each pass only writes or only reads the marks. (With one pass
+// that read a node's mark and wrote it back, the sampler ran at 0.40-0.43
+// of bench/sample's limit on R-MAT 20, against 0.46-0.51 with two: an
+// R-MAT block's sources repeat its hubs entries apart, so a load of a
+// mark often follows a store to it still in flight.) A mark
 // is 4 bytes: the cache holds twice as many as of 8-byte marks. A block's
 // sources cluster in R-MAT's hubs and a partition's own nodes, whose
 // marks the cache holds; the sort reads and writes every entry four
