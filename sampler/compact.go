@@ -38,19 +38,18 @@ type numbering struct {
 // lo+len(mark)): every node of a graph of up to wholeMarks nodes, else
 // the span of the inner nodes of the partitions a rank serves (O(N/P)
 // entries, and only when they fill at least half of it), by a mark per
-// node: the entry of its first appearance in the block.
-// The entries (destinations, then sources) write their nodes' marks from
-// the last to the first, so each mark ends at its node's first entry,
-// and then read them in order: a first appearance is an entry that finds
-// itself. Each pass only writes or only reads the marks. (With one pass
-// that read a node's mark and wrote it back, the sampler ran at 0.40-0.43
-// of bench/sample's limit on R-MAT 20, against 0.46-0.51 with two: an
-// R-MAT block's sources repeat its hubs entries apart, so a load of a
-// mark often follows a store to it still in flight.) A mark
-// is 4 bytes: the cache holds twice as many as of 8-byte marks. A block's
-// sources cluster in R-MAT's hubs and a partition's own nodes, whose
-// marks the cache holds; the sort reads and writes every entry four
-// times.
+// node: the entry of its first appearance in the block. The entries
+// (destinations, then sources) write their nodes' marks from the last to
+// the first, so each mark ends at its node's first entry, and then read
+// them in order: a first appearance is an entry that finds itself. Each
+// pass only writes or only reads the marks. (With one pass that read a
+// node's mark and wrote it back, the sampler ran at 0.40-0.43 of
+// bench/sample's limit on R-MAT 20, against 0.46-0.51 with two: an R-MAT
+// block's sources repeat its hubs entries apart, so a load of a mark
+// often follows a store to it still in flight.) A mark is 4 bytes: the
+// cache holds twice as many as of 8-byte marks. A block's sources cluster
+// in R-MAT's hubs and a partition's own nodes, whose marks the cache
+// holds; the sort reads and writes every entry four times.
 type denseMarks struct {
 	lo    int64
 	mark  []uint32 // per node: the entry of its first appearance
@@ -99,15 +98,27 @@ func (d *denseMarks) covers(dst, src []int64) bool {
 	return true
 }
 
+// markFirsts writes the mark of every entry's node that has one (dst's
+// entries, then src's), from the last entry to the first: each mark ends
+// at its node's first entry.
+func (d *denseMarks) markFirsts(dst, src []int64) {
+	mark, lo, span, nd := d.mark, d.lo, uint64(len(d.mark)), len(dst)
+	for k := len(src) - 1; k >= 0; k-- {
+		if u := uint64(src[k] - lo); u < span {
+			mark[u] = uint32(nd + k)
+		}
+	}
+	for i := nd - 1; i >= 0; i-- {
+		if u := uint64(dst[i] - lo); u < span {
+			mark[u] = uint32(i)
+		}
+	}
+}
+
 // number is numbering.number for a block whose nodes all have marks.
 func (d *denseMarks) number(dst, src []int64, idx []int32, nodes []int64) ([]int64, int) {
 	mark, lo, nd := d.mark, d.lo, len(dst)
-	for k := len(src) - 1; k >= 0; k-- {
-		mark[src[k]-lo] = uint32(nd + k)
-	}
-	for i := nd - 1; i >= 0; i-- {
-		mark[dst[i]-lo] = uint32(i)
-	}
+	d.markFirsts(dst, src)
 	for i, v := range dst {
 		if mark[v-lo] != uint32(i) {
 			return nodes, i
@@ -142,16 +153,7 @@ func (d *denseMarks) number(dst, src []int64, idx []int32, nodes []int64) ([]int
 // of their IDs, and the index of a repeated destination (or -1).
 func (d *denseMarks) firsts(dst, src []int64, first []int32, keys []uint64) ([]uint64, int64, int) {
 	mark, lo, span, nd := d.mark, d.lo, uint64(len(d.mark)), len(dst)
-	for k := len(src) - 1; k >= 0; k-- {
-		if u := uint64(src[k] - lo); u < span {
-			mark[u] = uint32(nd + k)
-		}
-	}
-	for i := nd - 1; i >= 0; i-- {
-		if u := uint64(dst[i] - lo); u < span {
-			mark[u] = uint32(i)
-		}
-	}
+	d.markFirsts(dst, src)
 	var maxID int64
 	for i, v := range dst {
 		if u := uint64(v - lo); u < span {
