@@ -183,6 +183,7 @@ bench-partition: build
 		$$sudo apt-get install -y -qq --no-install-recommends metis >/dev/null; }
 	$(GO) run ./bench/partition -data $(GRAPHS) -graphs 4elt,finan512,wing,bcsstk33 -seeds 3 -out bench/results/partition-meshes
 	$(GO) run ./bench/partition -graphs rmat18,rmat20 -seeds 1 -out bench/results/partition-rmat
+	$(GO) run ./bench/partition -graphs rmat20,rmat20p -k 4,64 -np 1,2 -rounds 3 -out bench/results/partition-planted
 
 bench-dispatch: build
 	$(GO) run ./bench/dispatch --scale 20,22

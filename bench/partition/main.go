@@ -27,6 +27,7 @@ func main() {
 	ks := flag.String("k", "2,8,32,64", "part counts")
 	nps := flag.String("np", "1,2,4", "rank counts")
 	seeds := flag.Int("seeds", 3, "seeds per run on meshes (R-MAT graphs use 1)")
+	rounds := flag.Int("rounds", 1, "runs of gpmetis and ours per seed, taking turns; the tables give the median and range of ours / gpmetis in wall time")
 	bin := flag.String("bin", "bin/gnnrun", "gnnrun binary")
 	gp := flag.String("gpmetis", "gpmetis", "gpmetis binary")
 	tmp := flag.String("tmp", "bench/results/tmp/partition", "scratch directory (generated graphs are kept here)")
@@ -43,7 +44,7 @@ func main() {
 	case *prepare:
 		err = b.prepare(strings.Split(*graphs, ","))
 	default:
-		err = b.run(strings.Split(*graphs, ","), *seeds, *out)
+		err = b.run(strings.Split(*graphs, ","), *seeds, max(*rounds, 1), *out)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench/partition:", err)

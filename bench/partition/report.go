@@ -16,6 +16,18 @@ type row struct {
 	kway, rb   result // gpmetis, medians over the same seeds
 	random     int64
 	seedsCount int
+	// wallRatios is ours/gpmetis k-way in process wall time, one per run
+	// of ours, each against the gpmetis run just before it.
+	wallRatios []float64
+}
+
+// wallRatio returns the median of r's wall-time ratios and their range.
+func (r row) wallRatio() (med, lo, hi float64) {
+	xs := slices.Sorted(slices.Values(r.wallRatios))
+	if len(xs) == 0 {
+		return 0, 0, 0
+	}
+	return xs[len(xs)/2], xs[0], xs[len(xs)-1]
 }
 
 // median summarises runs: median cut and times, worst imbalance, largest RSS.
@@ -40,7 +52,7 @@ func median(rs []result) result {
 	return m
 }
 
-func (b *bench) run(names []string, seeds int, out string) error {
+func (b *bench) run(names []string, seeds, rounds int, out string) error {
 	var rows []row
 	for _, name := range names {
 		file, err := b.graphFile(name)
@@ -56,48 +68,58 @@ func (b *bench) run(names []string, seeds int, out string) error {
 			ns = 1
 		}
 		for _, k := range b.ks {
-			rs, err := b.compare(name, g, file, k, ns)
+			rs, err := b.compare(name, g, file, k, ns, rounds)
 			if err != nil {
 				return err
 			}
 			rows = append(rows, rs...)
 		}
 	}
-	return write(out, rows, seeds)
+	return write(out, rows, seeds, rounds)
 }
 
-// compare runs gpmetis and ours at every rank count for one K.
-func (b *bench) compare(name string, g *graph, file string, k, seeds int) ([]row, error) {
+// compare runs gpmetis and ours at every rank count for one K: per seed,
+// rounds times over, gpmetis k-way and then ours at each rank count, so
+// a machine whose speed drifts (this VM's does, by up to 1.3x between
+// runs minutes apart) slows both alike, and each run of ours is timed
+// against the gpmetis run just before it.
+func (b *bench) compare(name string, g *graph, file string, k, seeds, rounds int) ([]row, error) {
 	var kw, rb []result
+	ours := make([][]result, len(b.nps))
+	ratios := make([][]float64, len(b.nps))
 	for s := 1; s <= seeds; s++ {
-		r, err := b.runGpmetis(g, file, k, s, false)
+		r, err := b.runGpmetis(g, file, k, s, true)
 		if err != nil {
 			return nil, err
 		}
-		kw = append(kw, r)
-		if r, err = b.runGpmetis(g, file, k, s, true); err != nil {
-			return nil, err
-		}
 		rb = append(rb, r)
+		for range rounds {
+			gp, err := b.runGpmetis(g, file, k, s, false)
+			if err != nil {
+				return nil, err
+			}
+			kw = append(kw, gp)
+			for i, np := range b.nps {
+				r, err := b.runOurs(g, file, k, np, s, "parmetis")
+				if err != nil {
+					return nil, err
+				}
+				ours[i] = append(ours[i], r)
+				ratios[i] = append(ratios[i], r.wall/max(gp.wall, 1e-9))
+			}
+		}
 	}
 	rnd, err := b.runOurs(g, file, k, 1, 1, "random")
 	if err != nil {
 		return nil, err
 	}
 	var rows []row
-	for _, np := range b.nps {
-		var ours []result
-		for s := 1; s <= seeds; s++ {
-			r, err := b.runOurs(g, file, k, np, s, "parmetis")
-			if err != nil {
-				return nil, err
-			}
-			ours = append(ours, r)
-		}
-		rw := row{graph: name, k: k, np: np, ours: median(ours), kway: median(kw), rb: median(rb), random: rnd.cut, seedsCount: seeds}
-		fmt.Fprintf(os.Stderr, "%s k=%d np=%d: ours %d (%.3f of kway, %.3f of rb) imb %.3f %.2fs %dMB; kway %d %.2fs; rb %d\n",
+	for i, np := range b.nps {
+		rw := row{graph: name, k: k, np: np, ours: median(ours[i]), kway: median(kw), rb: median(rb), random: rnd.cut, seedsCount: seeds, wallRatios: ratios[i]}
+		med, lo, hi := rw.wallRatio()
+		fmt.Fprintf(os.Stderr, "%s k=%d np=%d: ours %d (%.3f of kway, %.3f of rb) imb %.3f %.2fs %dMB; kway %d %.2fs; rb %d; wall / kway %.2f (%.2f-%.2f)\n",
 			name, k, np, rw.ours.cut, ratio(rw.ours.cut, rw.kway.cut), ratio(rw.ours.cut, rw.rb.cut), rw.ours.imb,
-			rw.ours.algo, rw.ours.peakRSS>>20, rw.kway.cut, rw.kway.algo, rw.rb.cut)
+			rw.ours.algo, rw.ours.peakRSS>>20, rw.kway.cut, rw.kway.algo, rw.rb.cut, med, lo, hi)
 		rows = append(rows, rw)
 	}
 	return rows, nil
@@ -110,23 +132,26 @@ func ratio(a, b int64) float64 {
 	return float64(a) / float64(b)
 }
 
-func write(out string, rows []row, seeds int) error {
+func write(out string, rows []row, seeds, rounds int) error {
 	var md, csv strings.Builder
 	host, _ := os.Hostname()
 	fmt.Fprintf(&md, "# gnnrun partition vs gpmetis, %s, %s\n\n", host, time.Now().UTC().Format(time.RFC3339))
 	fmt.Fprintf(&md, "Cuts and imbalances recomputed from the .part files; ours and gpmetis medians over %d seeds on meshes (1 on R-MAT). "+
 		"`algo s`: gpmetis' own Partitioning time; ours, the slowest rank's build + partition stages. `wall s`: the whole process, reading and writing included. "+
-		"RSS: gpmetis' maximum resident set; ours, the largest peak over ranks.\n\n", seeds)
-	md.WriteString("| graph | K | np | ours cut | /kway | /rb | imb | algo s | wall s | RSS MB | kway cut | kway algo s | kway wall s | kway RSS MB | rb cut | random cut |\n")
-	md.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
-	csv.WriteString("graph,k,np,ours_cut,ratio_kway,ratio_rb,imbalance,algo_s,wall_s,rss_bytes,kway_cut,kway_algo_s,kway_wall_s,kway_rss_bytes,rb_cut,random_cut\n")
+		"RSS: gpmetis' maximum resident set; ours, the largest peak over ranks. "+
+		"`wall / kway`: ours over gpmetis k-way in whole-process wall time, each run against the gpmetis run just before it, "+
+		"the median and range over %d round(s) per seed.\n\n", seeds, rounds)
+	md.WriteString("| graph | K | np | ours cut | /kway | /rb | imb | algo s | wall s | RSS MB | kway cut | kway algo s | kway wall s | kway RSS MB | rb cut | random cut | wall / kway | range |\n")
+	md.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	csv.WriteString("graph,k,np,ours_cut,ratio_kway,ratio_rb,imbalance,algo_s,wall_s,rss_bytes,kway_cut,kway_algo_s,kway_wall_s,kway_rss_bytes,rb_cut,random_cut,wall_ratio_median,wall_ratio_min,wall_ratio_max\n")
 	for _, r := range rows {
-		fmt.Fprintf(&md, "| %s | %d | %d | %d | %.3f | %.3f | %.4f | %.2f | %.2f | %d | %d | %.2f | %.2f | %d | %d | %d |\n",
+		med, lo, hi := r.wallRatio()
+		fmt.Fprintf(&md, "| %s | %d | %d | %d | %.3f | %.3f | %.4f | %.2f | %.2f | %d | %d | %.2f | %.2f | %d | %d | %d | %.2f | %.2f-%.2f |\n",
 			r.graph, r.k, r.np, r.ours.cut, ratio(r.ours.cut, r.kway.cut), ratio(r.ours.cut, r.rb.cut), r.ours.imb, r.ours.algo, r.ours.wall,
-			r.ours.peakRSS>>20, r.kway.cut, r.kway.algo, r.kway.wall, r.kway.peakRSS>>20, r.rb.cut, r.random)
-		fmt.Fprintf(&csv, "%s,%d,%d,%d,%.4f,%.4f,%.5f,%.3f,%.3f,%d,%d,%.3f,%.3f,%d,%d,%d\n",
+			r.ours.peakRSS>>20, r.kway.cut, r.kway.algo, r.kway.wall, r.kway.peakRSS>>20, r.rb.cut, r.random, med, lo, hi)
+		fmt.Fprintf(&csv, "%s,%d,%d,%d,%.4f,%.4f,%.5f,%.3f,%.3f,%d,%d,%.3f,%.3f,%d,%d,%d,%.4f,%.4f,%.4f\n",
 			r.graph, r.k, r.np, r.ours.cut, ratio(r.ours.cut, r.kway.cut), ratio(r.ours.cut, r.rb.cut), r.ours.imb, r.ours.algo, r.ours.wall,
-			r.ours.peakRSS, r.kway.cut, r.kway.algo, r.kway.wall, r.kway.peakRSS, r.rb.cut, r.random)
+			r.ours.peakRSS, r.kway.cut, r.kway.algo, r.kway.wall, r.kway.peakRSS, r.rb.cut, r.random, med, lo, hi)
 	}
 	md.WriteString(summary(rows))
 	if err := os.WriteFile(out+".md", []byte(md.String()), 0o644); err != nil {
@@ -151,8 +176,10 @@ func summary(rows []row) string {
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(&b, "- %s K=%d: peak RSS per rank at np=2 / np=1 = %.2f; algorithm time at np=2 / gpmetis k-way = %.2f (wall %.2f)\n",
-			r.graph, r.k, float64(r.ours.peakRSS)/float64(max(one.ours.peakRSS, 1)), r.ours.algo/max(r.kway.algo, 1e-9), r.ours.wall/max(r.kway.wall, 1e-9))
+		med1, _, _ := one.wallRatio()
+		med2, lo2, hi2 := r.wallRatio()
+		fmt.Fprintf(&b, "- %s K=%d: wall / gpmetis k-way np=1 %.2f (goal 1.0), np=2 %.2f, %.2f-%.2f (goal 0.6); peak RSS per rank at np=2 / gpmetis = %.2f (goal 0.6), / np=1 = %.2f\n",
+			r.graph, r.k, med1, med2, lo2, hi2, float64(r.ours.peakRSS)/float64(max(r.kway.peakRSS, 1)), float64(r.ours.peakRSS)/float64(max(one.ours.peakRSS, 1)))
 	}
 	return b.String()
 }
