@@ -365,15 +365,19 @@ func (m *matcher) bestStar(v int32) int32 {
 		if st := m.state[u]; st != stFree && st != stCenter {
 			continue
 		}
+		// Ties go to the neighbour of highest degree: members gather
+		// around hubs, and the hubs' many edges vanish inside the stars.
+		// Whether u's star has room is asked last, of a neighbour that
+		// would be the best so far: on a level of equal weights most are
+		// not, and the room costs two reads at random.
+		key := uint64(math.MaxInt64 - m.deg[u])
+		if w == bestW && key >= bestKey {
+			continue
+		}
 		if u < nl && !m.starFits(u, v) {
 			continue
 		}
-		// Ties go to the neighbour of highest degree: members gather
-		// around hubs, and the hubs' many edges vanish inside the stars.
-		key := uint64(math.MaxInt64 - m.deg[u])
-		if w > bestW || key < bestKey {
-			best, bestW, bestKey = u, w, key
-		}
+		best, bestW, bestKey = u, w, key
 	}
 	return best
 }
