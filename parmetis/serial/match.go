@@ -145,13 +145,16 @@ func smallEnoughFor2Hop(g *Graph, v int32, maxv []int64) bool {
 
 // heaviestFit returns v's unmatched neighbour across the heaviest edge whose
 // pair with v fits under maxv (and lies in v's part, if part is not nil), or
-// v itself when there is none.
+// v itself when there is none. An arc's weight, read in order, is tested
+// before the neighbour's state and weights, read at random: once a free
+// neighbour is found, the arcs no heavier skip those reads (on the finest
+// level, where every weight is 1, all of them).
 func heaviestFit(g *Graph, v int32, match []int32, maxv []int64, part []int32) int32 {
 	best, bestw := v, int32(-1)
 	if part != nil {
 		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
 			u := g.Adjncy[e]
-			if match[u] < 0 && g.Adjwgt[e] > bestw && part[u] == part[v] && fitsPair(g, v, u, maxv) {
+			if g.Adjwgt[e] > bestw && match[u] < 0 && part[u] == part[v] && fitsPair(g, v, u, maxv) {
 				best, bestw = u, g.Adjwgt[e]
 			}
 		}
@@ -161,7 +164,7 @@ func heaviestFit(g *Graph, v int32, match []int32, maxv []int64, part []int32) i
 		wv, lim := g.Vwgt[v], maxv[0]
 		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
 			u := g.Adjncy[e]
-			if match[u] < 0 && g.Adjwgt[e] > bestw && wv+g.Vwgt[u] <= lim {
+			if g.Adjwgt[e] > bestw && match[u] < 0 && wv+g.Vwgt[u] <= lim {
 				best, bestw = u, g.Adjwgt[e]
 			}
 		}
@@ -169,7 +172,7 @@ func heaviestFit(g *Graph, v int32, match []int32, maxv []int64, part []int32) i
 	}
 	for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
 		u := g.Adjncy[e]
-		if match[u] < 0 && g.Adjwgt[e] > bestw && fitsPair(g, v, u, maxv) {
+		if g.Adjwgt[e] > bestw && match[u] < 0 && fitsPair(g, v, u, maxv) {
 			best, bestw = u, g.Adjwgt[e]
 		}
 	}
