@@ -146,9 +146,9 @@ func smallEnoughFor2Hop(g *Graph, v int32, maxv []int64) bool {
 // heaviestFit returns v's unmatched neighbour across the heaviest edge whose
 // pair with v fits under maxv (and lies in v's part, if part is not nil), or
 // v itself when there is none. An arc's weight, read in order, is tested
-// before the neighbour's state and weights, read at random: once a free
-// neighbour is found, the arcs no heavier skip those reads (on the finest
-// level, where every weight is 1, all of them).
+// before the neighbour's state and weights, read at random: once a
+// neighbour that fits is found, the arcs no heavier skip those reads (on a
+// level of equal weights, all the arcs after it).
 func heaviestFit(g *Graph, v int32, match []int32, maxv []int64, part []int32) int32 {
 	best, bestw := v, int32(-1)
 	if part != nil {
