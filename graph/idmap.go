@@ -43,6 +43,9 @@ func log2(n int) int {
 	return k
 }
 
+// home is the slot where k's probe starts (Fibonacci hashing of k+1).
+func (m *IDMap) home(k int64) int { return int(uint64(k+1) * 0x9E3779B97F4A7C15 >> m.shift) }
+
 // Insert maps k to v unless k is mapped already; it returns k's value and
 // whether k was there before.
 func (m *IDMap) Insert(k int64, v int32) (int32, bool) {
@@ -50,7 +53,7 @@ func (m *IDMap) Insert(k int64, v int32) (int32, bool) {
 		m.grow()
 	}
 	mask := len(m.slots) - 1
-	for i := int(uint64(k+1) * 0x9E3779B97F4A7C15 >> m.shift); ; i = (i + 1) & mask {
+	for i := m.home(k); ; i = (i + 1) & mask {
 		e := &m.slots[i]
 		switch e.key {
 		case 0:
@@ -63,10 +66,24 @@ func (m *IDMap) Insert(k int64, v int32) (int32, bool) {
 	}
 }
 
+// Touch reads the first slot each of keys hashes to and returns a value
+// that depends on them (for the caller to keep, so the reads stay): a
+// loop of nothing but independent loads keeps many cache misses in flight,
+// where Insert, which branches on what each load finds, waits for each.
+// Inserting or looking up the same keys right after finds their slots in
+// the cache.
+func (m *IDMap) Touch(keys []int64) int64 {
+	var sum int64
+	for _, k := range keys {
+		sum += m.slots[m.home(k)].key
+	}
+	return sum
+}
+
 // Get returns k's value and whether k is mapped.
 func (m *IDMap) Get(k int64) (int32, bool) {
 	mask := len(m.slots) - 1
-	for i := int(uint64(k+1) * 0x9E3779B97F4A7C15 >> m.shift); ; i = (i + 1) & mask {
+	for i := m.home(k); ; i = (i + 1) & mask {
 		switch e := m.slots[i]; e.key {
 		case 0:
 			return 0, false

@@ -36,3 +36,29 @@ func TestIDMapMatchesMap(t *testing.T) {
 		}
 	}
 }
+
+// Touch reads slots and changes nothing: the keys and values stay, and on
+// an empty map it finds nothing.
+func TestIDMapTouchChangesNothing(t *testing.T) {
+	var m IDMap
+	m.Reset(100)
+	keys := []int64{0, 7, 1 << 40, 99, 12345}
+	if sum := m.Touch(keys); sum != 0 {
+		t.Fatalf("Touch on an empty map read %d", sum)
+	}
+	for i, k := range keys[:3] {
+		m.Insert(k, int32(i))
+	}
+	if sum := m.Touch(keys); sum == 0 {
+		t.Fatal("Touch read no key of a map holding some of them")
+	}
+	if m.Len() != 3 {
+		t.Fatalf("Len %d after Touch, want 3", m.Len())
+	}
+	for i, k := range keys {
+		got, ok := m.Get(k)
+		if want := i < 3; ok != want || (ok && got != int32(i)) {
+			t.Fatalf("Get(%d) = %d %v after Touch", k, got, ok)
+		}
+	}
+}
