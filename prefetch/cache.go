@@ -36,10 +36,12 @@ type Update struct {
 	// After is the node of every row after the update.
 	After Slots
 	// Rows moved within the buffer: row MovesFrom[k] to MovesTo[k], all
-	// read before any is written. MovesOverlap says some row is both read
-	// and written, so the moves must go through scratch memory.
+	// read before any is written. The first MovesThrough of them read rows
+	// that other moves write (block 0's destinations swapping places, say),
+	// so they must go through scratch memory; the others read rows no move
+	// writes and may move directly once those are read.
 	MovesFrom, MovesTo []int32
-	MovesOverlap       bool
+	MovesThrough       int
 	// Rows copied from the hot cache: its row HotRows[k] into HotSlots[k].
 	HotSlots, HotRows []int32
 	// Rows copied from the host: the row of input node Fetch[k] into
@@ -60,11 +62,14 @@ type classifier struct {
 	index graph.IDMap // inverted index: node -> row of the old buffer
 	kept  []bool      // per old row: its node is in the new batch
 	taken []bool      // per new row below Size: a node already has it
-	moved []bool      // per row: a move writes it (to find overlaps)
-	held  []int32     // per input node: its old row, or notHeld
-	later []int32     // unpinned input nodes without a row yet: moves, then new ones
-	news  []int32     // input nodes not held, in input order
-	sink  int64       // keeps IDMap.Touch's reads
+	moved []bool      // per row: a move writes it (see throughFirst)
+	// restFrom, restTo hold the moves that may go directly while
+	// throughFirst orders them.
+	restFrom, restTo []int32
+	held             []int32 // per input node: its old row, or notHeld
+	later            []int32 // unpinned input nodes without a row yet: moves, then new ones
+	news             []int32 // input nodes not held, in input order
+	sink             int64   // keeps IDMap.Touch's reads
 }
 
 // touchChunk is how many keys Classify touches in the index (IDMap.Touch)
@@ -169,7 +174,7 @@ func (c *classifier) Classify(prev Slots, nodes []int64, pin int, hot func(int64
 	}
 	c.news = news
 	up.Hot, up.Fetched = len(up.HotSlots), len(up.Fetch)
-	up.MovesOverlap = c.overlap(up, max(len(prev), size))
+	up.MovesThrough = c.throughFirst(up, max(len(prev), size))
 	return up, nil
 }
 
@@ -179,21 +184,32 @@ func (c *classifier) place(up *Update, i int, r int32, v int64) {
 	c.taken[r] = true
 }
 
-// overlap says whether a move reads a row another move writes.
-func (c *classifier) overlap(up *Update, rows int) bool {
+// throughFirst puts first, in their order, the moves that read a row
+// another move writes, and returns how many there are; the others keep
+// their order after them.
+func (c *classifier) throughFirst(up *Update, rows int) int {
 	if len(up.MovesTo) == 0 {
-		return false
+		return 0
 	}
 	c.moved = resetBools(c.moved, rows)
 	for _, r := range up.MovesTo {
 		c.moved[r] = true
 	}
-	for _, r := range up.MovesFrom {
+	from, to := up.MovesFrom, up.MovesTo
+	restFrom, restTo := c.restFrom[:0], c.restTo[:0]
+	n := 0
+	for k, r := range from {
 		if c.moved[r] {
-			return true
+			from[n], to[n] = r, to[k] // n <= k: read before written
+			n++
+		} else {
+			restFrom, restTo = append(restFrom, r), append(restTo, to[k])
 		}
 	}
-	return false
+	copy(from[n:], restFrom)
+	copy(to[n:], restTo)
+	c.restFrom, c.restTo = restFrom, restTo
+	return n
 }
 
 // resetBools returns s resized to n, all false.

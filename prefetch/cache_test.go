@@ -11,8 +11,9 @@ import (
 // ID (a stand-in for its feature row), one row at a time, as a reader of
 // the Update's documentation would: grow, move (every source read before
 // any destination is written), copy from the hot cache (whose row r holds
-// hotNodes[r]) and from the host, then shrink. It fails when moves read a
-// row another move writes and the update does not say so.
+// hotNodes[r]) and from the host, then shrink. It fails when the moves
+// the update lists first (MovesThrough) are not exactly those that read a
+// row another move writes.
 func applyPlainly(t *testing.T, buf []int64, up *Update, nodes, hotNodes []int64) []int64 {
 	t.Helper()
 	for len(buf) < up.Size {
@@ -22,14 +23,13 @@ func applyPlainly(t *testing.T, buf []int64, up *Update, nodes, hotNodes []int64
 	for k := range up.MovesFrom {
 		written[up.MovesTo[k]] = true
 	}
-	overlap := false
 	moving := make([]int64, len(up.MovesFrom))
 	for k, from := range up.MovesFrom {
-		overlap = overlap || written[from]
+		if through := k < up.MovesThrough; written[from] != through {
+			t.Fatalf("move %d of %d (row %d to %d): reads a row a move writes: %v; the update puts it among the first %d: %v",
+				k, len(up.MovesFrom), from, up.MovesTo[k], written[from], up.MovesThrough, through)
+		}
 		moving[k] = buf[from]
-	}
-	if overlap != up.MovesOverlap {
-		t.Fatalf("moves overlap: %v; the update says %v", overlap, up.MovesOverlap)
 	}
 	for k, v := range moving {
 		buf[up.MovesTo[k]] = v
@@ -86,14 +86,22 @@ func checkUpdate(t *testing.T, prev Slots, nodes []int64, pin int, hotSet map[in
 			free = append(free, int32(r))
 		}
 	}
-	var taken []int32
+	// The moves past the pinned rows take rows in their nodes' input order
+	// (the update lists moves in the order they are applied).
+	var byInput [][2]int32 // input index, row
 	for k, to := range up.MovesTo {
+		i := slices.Index(up.SlotOf, to)
 		if to >= int32(pin) {
-			taken = append(taken, to)
+			byInput = append(byInput, [2]int32{int32(i), to})
 		}
-		if int(up.MovesFrom[k]) >= len(prev) || prev[up.MovesFrom[k]] != nodes[slices.Index(up.SlotOf, to)] {
+		if int(up.MovesFrom[k]) >= len(prev) || prev[up.MovesFrom[k]] != nodes[i] {
 			t.Fatalf("move %d from row %d to %d does not carry its node", k, up.MovesFrom[k], to)
 		}
+	}
+	slices.SortFunc(byInput, func(a, b [2]int32) int { return int(a[0] - b[0]) })
+	var taken []int32
+	for _, m := range byInput {
+		taken = append(taken, m[1])
 	}
 	slotOfNew := map[int64]int32{}
 	for _, s := range append(slices.Clone(up.HotSlots), up.FetchSlots...) {
@@ -179,7 +187,7 @@ func TestClassifyAgainstReference(t *testing.T) {
 			sawShrink = sawShrink || len(nodes) < len(prev)
 			buf = applyPlainly(t, buf, up, nodes, hotNodes)
 			checkUpdate(t, prev, nodes, pin, hotSet, up, buf)
-			sawOverlap = sawOverlap || up.MovesOverlap
+			sawOverlap = sawOverlap || up.MovesThrough > 0
 			if step%5 == 0 && pin == 0 && (up.Fetched != 0 || up.Hot != 0 || len(up.MovesFrom) != 0) {
 				t.Fatalf("the same nodes again: %d fetched, %d hot, %d moves", up.Fetched, up.Hot, len(up.MovesFrom))
 			}

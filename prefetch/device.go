@@ -94,40 +94,60 @@ func (d *deviceBuffer) apply(s cuda.Stream, up *Update, host []byte, rb int, hot
 	return moved, nil
 }
 
-// move applies the update's moves. Moves that read rows other moves write
-// (block 0's destinations swapping places, say) go through scratch rows:
-// every source is read before any destination is written.
+// move applies the update's moves and returns the bytes they copied. The
+// moves that read rows other moves write go through scratch rows: their
+// sources are copied out first, then the other moves, which read rows no
+// move writes, copy directly, then the scratch rows go to their
+// destinations. (All of them through scratch, every moved row was copied
+// twice: R-MAT 20, one rank, 1.76 GB moved for 1.72 M rows.)
 func (d *deviceBuffer) move(s cuda.Stream, up *Update, rb int) (int64, error) {
-	n := len(up.MovesFrom)
+	n, through := len(up.MovesFrom), up.MovesThrough
 	if n == 0 {
 		return 0, nil
 	}
-	if !up.MovesOverlap {
-		return int64(n) * int64(rb), s.MoveRows(d.buf, up.MovesFrom, up.MovesTo, rb)
-	}
-	if need := int64(n) * int64(rb); d.scratch == nil || d.scratch.Len() < need {
-		if d.scratch != nil {
-			if err := s.Sync(); err != nil { // earlier moves may still read it
-				return 0, err
-			}
-			if err := d.scratch.Free(); err != nil {
-				return 0, err
-			}
-			d.scratch = nil
+	if through > 0 {
+		if err := d.growScratch(s, int64(through)*int64(rb)); err != nil {
+			return 0, fmt.Errorf("prefetch: scratch rows for %d moves: %w", through, err)
 		}
-		b, err := d.dev.Alloc(need + need/4)
-		if err != nil {
-			return 0, fmt.Errorf("prefetch: scratch rows for %d moves: %w", n, err)
+		for len(d.ident) < through {
+			d.ident = append(d.ident, int32(len(d.ident)))
 		}
-		d.scratch = b
+		if err := s.CopyRows(d.scratch, d.ident[:through], d.buf, up.MovesFrom[:through], rb); err != nil {
+			return 0, err
+		}
 	}
-	for len(d.ident) < n {
-		d.ident = append(d.ident, int32(len(d.ident)))
+	if through < n {
+		if err := s.MoveRows(d.buf, up.MovesFrom[through:], up.MovesTo[through:], rb); err != nil {
+			return 0, err
+		}
 	}
-	if err := s.CopyRows(d.scratch, d.ident[:n], d.buf, up.MovesFrom, rb); err != nil {
-		return 0, err
+	moved := int64(n+through) * int64(rb)
+	if through == 0 {
+		return moved, nil
 	}
-	return 2 * int64(n) * int64(rb), s.CopyRows(d.buf, up.MovesTo, d.scratch, d.ident[:n], rb)
+	return moved, s.CopyRows(d.buf, up.MovesTo[:through], d.scratch, d.ident[:through], rb)
+}
+
+// growScratch makes the scratch rows at least need bytes.
+func (d *deviceBuffer) growScratch(s cuda.Stream, need int64) error {
+	if d.scratch != nil && d.scratch.Len() >= need {
+		return nil
+	}
+	if d.scratch != nil {
+		if err := s.Sync(); err != nil { // earlier moves may still read it
+			return err
+		}
+		if err := d.scratch.Free(); err != nil {
+			return err
+		}
+		d.scratch = nil
+	}
+	b, err := d.dev.Alloc(need + need/4)
+	if err != nil {
+		return err
+	}
+	d.scratch = b
+	return nil
 }
 
 // copyIn copies the rows the buffer lacks: from the hot cache, the zero
