@@ -46,7 +46,7 @@ type Stats struct {
 	// RowsMoved are reused rows moved within the device buffer (block 0's
 	// destinations into its first rows, rows past a shrinking end), and
 	// BytesMovedOnDevice the bytes those moves copied on the device (twice
-	// a row's bytes when the moves went through scratch memory).
+	// a row's bytes for the moves that went through scratch memory).
 	RowsMoved, BytesMovedOnDevice int64
 	// The fetched rows, by where the gather found them.
 	RowsLocal, RowsRemote int64
