@@ -63,13 +63,10 @@ type classifier struct {
 	kept  []bool      // per old row: its node is in the new batch
 	taken []bool      // per new row below Size: a node already has it
 	moved []bool      // per row: a move writes it (see throughFirst)
-	// restFrom, restTo hold the moves that may go directly while
-	// throughFirst orders them.
-	restFrom, restTo []int32
-	held             []int32 // per input node: its old row, or notHeld
-	later            []int32 // unpinned input nodes without a row yet: moves, then new ones
-	news             []int32 // input nodes not held, in input order
-	sink             int64   // keeps IDMap.Touch's reads
+	held  []int32     // per input node: its old row, or notHeld
+	later []int32     // unpinned input nodes without a row yet: moves, then new ones
+	news  []int32     // input nodes not held, in input order
+	sink  int64       // keeps IDMap.Touch's reads
 }
 
 // touchChunk is how many keys Classify touches in the index (IDMap.Touch)
@@ -184,9 +181,10 @@ func (c *classifier) place(up *Update, i int, r int32, v int64) {
 	c.taken[r] = true
 }
 
-// throughFirst puts first, in their order, the moves that read a row
-// another move writes, and returns how many there are; the others keep
-// their order after them.
+// throughFirst puts first the moves that read a row another move writes
+// and returns how many there are. The order within each group does not
+// matter: every source of the first group is read before any move writes,
+// and the others read rows no move writes.
 func (c *classifier) throughFirst(up *Update, rows int) int {
 	if len(up.MovesTo) == 0 {
 		return 0
@@ -196,19 +194,14 @@ func (c *classifier) throughFirst(up *Update, rows int) int {
 		c.moved[r] = true
 	}
 	from, to := up.MovesFrom, up.MovesTo
-	restFrom, restTo := c.restFrom[:0], c.restTo[:0]
 	n := 0
 	for k, r := range from {
 		if c.moved[r] {
-			from[n], to[n] = r, to[k] // n <= k: read before written
+			from[n], from[k] = from[k], from[n]
+			to[n], to[k] = to[k], to[n]
 			n++
-		} else {
-			restFrom, restTo = append(restFrom, r), append(restTo, to[k])
 		}
 	}
-	copy(from[n:], restFrom)
-	copy(to[n:], restTo)
-	c.restFrom, c.restTo = restFrom, restTo
 	return n
 }
 
