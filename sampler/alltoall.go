@@ -235,6 +235,7 @@ func (a *alltoallDraws) positions(nodes []int64, key Key, layer int, counts []in
 		chunk := nodes[c:min(c+rangeChunk, len(nodes))]
 		parts := a.nodeParts[c : c+len(chunk)]
 		sm.touchRanges(chunk, parts)
+		sm.drawAhead(chunk, parts, key, layer, a.excl)
 		for j, v := range chunk {
 			part := int(parts[j])
 			vw := sm.views[part]

@@ -56,8 +56,97 @@ type nodeDraws struct {
 	skip     []int64
 	wbuf     []float64
 
-	drawPos   []int64 // draw's positions
-	drawTypes []int16
+	// ahead holds the uniform draws of the chunk of nodes being drawn
+	ahead drawsAhead
+}
+
+// drawsFor says whether a uniform choice of fanout f of n in-edges draws
+// (else it takes them all, or there are none).
+func (d *nodeDraws) drawsFor(n int64, f int) bool {
+	return n > 0 && f > 0 && (d.replace || n > int64(f))
+}
+
+// drawsAhead holds the uniform draws of a chunk of frontier nodes,
+// computed before their choices: the Philox counters of all the chunk's
+// nodes go eight to a call on the vector unit, where a node's own stream
+// fills a call's eight lanes with only 3 counters at a fanout of 5 (a
+// counter gives two draws). A draw is the same number either way, a
+// function of its counter alone; the choices take the draws job by job,
+// in the order the jobs were added, and a node that was not added draws
+// from its stream as before.
+type drawsAhead struct {
+	in     philox8In
+	lanes  int      // counters set in in
+	base   int      // where in's draws go in draws
+	draws  []uint64 // every job's draws, 2·⌈f/2⌉ of them, one after another
+	jobs   []aheadJob
+	next   int   // the job take returns next
+	missed int64 // uniform choices that drew from their stream (tests)
+}
+
+// aheadJob is one node's draws over its in-edges of one type at a layer:
+// those of its stream with word 1 word1.
+type aheadJob struct {
+	node  int64
+	word1 uint32
+	at    int32 // its first draw in draws
+}
+
+// reset empties a under key.
+func (a *drawsAhead) reset(key Key) {
+	a.in = newPhilox8In(key)
+	a.lanes, a.base, a.next = 0, 0, 0
+	a.jobs = a.jobs[:0]
+}
+
+// add computes the f draws of node's stream over its in-edges of type t
+// at layer (the first f of NewStream(key, ForNeighbors, Lane(layer, t),
+// node)), whose word 1 is word1 (streamWord1), eight counters at a time.
+func (a *drawsAhead) add(node int64, word1 uint32, f int) {
+	l := a.lanes
+	a.jobs = append(a.jobs, aheadJob{node: node, word1: word1, at: int32(a.base + 2*l)})
+	lo, hi := uint32(node), uint32(uint64(node)>>32)
+	c := &a.in.c
+	for j := range uint32((f + 1) / 2) {
+		c[0][l&7], c[1][l&7], c[2][l&7], c[3][l&7] = j, word1, lo, hi
+		if l++; l == 8 {
+			a.run()
+			l = 0
+		}
+	}
+	a.lanes = l
+}
+
+// run computes the draws of the counters set in a.in (unused lanes give
+// draws no job reads) at a.base.
+func (a *drawsAhead) run() {
+	if end := a.base + 16; len(a.draws) < end {
+		a.draws = append(a.draws, make([]uint64, end-len(a.draws))...)
+	}
+	a.in.run((*[16]uint64)(a.draws[a.base:]))
+	a.base += 16
+}
+
+// done computes the last counters added.
+func (a *drawsAhead) done() {
+	if a.lanes > 0 {
+		a.run()
+		a.lanes = 0
+	}
+}
+
+// take returns the draws of node's stream with word 1 word1 when they are
+// the next job, else nil.
+func (a *drawsAhead) take(node int64, word1 uint32) []uint64 {
+	if a.next == len(a.jobs) {
+		return nil
+	}
+	j := a.jobs[a.next]
+	if j.node != node || j.word1 != word1 {
+		return nil
+	}
+	a.next++
+	return a.draws[j.at:]
 }
 
 // plan returns the CSC positions drawn for node at layer under key, and
@@ -114,21 +203,6 @@ func excludedPositions(e inEdges, t int, excl []Exclusion, skip []int64) []int64
 	return slices.Compact(skip)
 }
 
-// draw appends to out the in-edges drawn for inner node local of v (global
-// ID node) at layer under key, none of those excl names.
-func (d *nodeDraws) draw(v *view, local, node int64, key Key, layer int, excl []Exclusion, out *edgeList) {
-	pos, types := d.positions(v, local, node, key, layer, excl, d.drawPos[:0], d.drawTypes[:0])
-	d.drawPos, d.drawTypes = pos, types
-	for k, q := range pos {
-		out.src = append(out.src, v.src(q))
-		out.eid = append(out.eid, v.p.EdgeIDs[q])
-		out.etype = append(out.etype, types[k])
-		if d.orig {
-			out.orig = append(out.orig, v.p.OrigEIDs[q])
-		}
-	}
-}
-
 // positions appends to pos the CSC positions drawn for inner node local of
 // v (global ID node) at layer under key, none of those excl names, and
 // their edge types to types.
@@ -150,13 +224,18 @@ func (d *nodeDraws) positions(v *view, local, node int64, key Key, layer int, ex
 			continue
 		}
 		start := len(pos)
-		if f < 0 || (!d.replace && n <= int64(f)) {
+		if !d.drawsFor(n, f) {
 			for q := a; q < b; q++ {
 				pos = append(pos, q)
 			}
 		} else {
-			st := NewStream(key, ForNeighbors, Lane(layer, t), node)
-			pos = chooseStream(&d.ch, &st, n, f, d.replace, pos)
+			if draws := d.ahead.take(node, streamWord1(ForNeighbors, Lane(layer, t))); draws != nil {
+				pos = choosePositions(&d.ch, draws[:f], n, d.replace, pos)
+			} else {
+				d.ahead.missed++
+				st := NewStream(key, ForNeighbors, Lane(layer, t), node)
+				pos = chooseStream(&d.ch, &st, n, f, d.replace, pos)
+			}
 			for k := start; k < len(pos); k++ {
 				pos[k] += a
 			}

@@ -5,26 +5,27 @@
 // func philox8AVX2(in *philox8In, out *[16]uint64)
 //
 // Philox4x32-10 of eight counters at once, one counter per 32-bit lane of
-// a YMM register: Y0..Y3 hold words 0..3 of the eight counters. A round's
-// 32x32->64 multiplies are VPMULUDQ of the even lanes and of the odd
-// lanes shifted down, their high and low halves blended back into lanes.
-// The output is interleaved into draws: out[2j] = word 0 | word 1 << 32
-// and out[2j+1] = word 2 | word 3 << 32 of counter j, as Stream.Pair
-// gives them.
+// a YMM register: Y0..Y3 hold words 0..3 of the eight counters, each
+// lane's own (the counters of eight nodes' streams, or eight counters of
+// one). A round's 32x32->64 multiplies are VPMULUDQ of the even lanes and
+// of the odd lanes shifted down, their high and low halves blended back
+// into lanes. The output is interleaved into draws: out[2j] = word 0 |
+// word 1 << 32 and out[2j+1] = word 2 | word 3 << 32 of counter j, as
+// Stream.Pair gives them.
 TEXT ·philox8AVX2(SB), NOSPLIT, $0-16
 	MOVQ in+0(FP), AX
 	MOVQ out+8(FP), DI
 
-	VMOVDQU 0(AX), Y0        // word 0 of the eight counters
-	VPBROADCASTD 32(AX), Y1  // words 1..3: the same for all
-	VPBROADCASTD 36(AX), Y2
-	VPBROADCASTD 40(AX), Y3
-	VPBROADCASTD 44(AX), Y4  // key
-	VPBROADCASTD 48(AX), Y5
-	VPBROADCASTD 52(AX), Y6  // multipliers
-	VPBROADCASTD 56(AX), Y7
-	VPBROADCASTD 60(AX), Y8  // Weyl increments of the key
-	VPBROADCASTD 64(AX), Y9
+	VMOVDQU 0(AX), Y0        // words 0..3 of the eight counters
+	VMOVDQU 32(AX), Y1
+	VMOVDQU 64(AX), Y2
+	VMOVDQU 96(AX), Y3
+	VPBROADCASTD 128(AX), Y4 // key
+	VPBROADCASTD 132(AX), Y5
+	VPBROADCASTD 136(AX), Y6 // multipliers
+	VPBROADCASTD 140(AX), Y7
+	VPBROADCASTD 144(AX), Y8 // Weyl increments of the key
+	VPBROADCASTD 148(AX), Y9
 
 	MOVQ $10, CX
 

@@ -65,26 +65,50 @@ func philox2(c [4]uint32, c0b uint32, k [2]uint32) (o, ob [4]uint32) {
 	return [4]uint32{a0, a1, a2, a3}, [4]uint32{b0, b1, b2, b3}
 }
 
-// philox8In is philox8AVX2's input: the eight counters' word 0, the
-// words 1..3 they share, the key, and the constants (the assembly reads
-// them by offset: keep the order).
+// philox8In is philox8AVX2's input: words 0..3 of eight counters, lane by
+// lane (c[w][j] is word w of counter j), the key, and the constants (the
+// assembly reads them by offset: keep the order).
 type philox8In struct {
-	c0         [8]uint32
-	c1, c2, c3 uint32
-	k0, k1     uint32
-	m0, m1     uint32
-	w0, w1     uint32
+	c      [4][8]uint32
+	k0, k1 uint32
+	m0, m1 uint32
+	w0, w1 uint32
+}
+
+// newPhilox8In returns philox8AVX2's input under key k, its counters
+// still to be set.
+func newPhilox8In(k Key) philox8In {
+	return philox8In{k0: k[0], k1: k[1], m0: philoxM0, m1: philoxM1, w0: philoxW0, w1: philoxW1}
+}
+
+// setLane makes c counter j of in.
+func (in *philox8In) setLane(j int, c [4]uint32) {
+	in.c[0][j], in.c[1][j], in.c[2][j], in.c[3][j] = c[0], c[1], c[2], c[3]
+}
+
+// run puts the draws of in's eight counters into out, as Stream.Pair
+// gives them: out[2j] and out[2j+1] are counter j's. On the vector unit
+// where there is one (AVX2: a lane per counter, about a third of the
+// instructions of eight scalar calls), else one counter at a time.
+func (in *philox8In) run(out *[16]uint64) {
+	if hasPhilox8 {
+		philox8AVX2(in, out)
+		return
+	}
+	for j := range 8 {
+		o := philox([4]uint32{in.c[0][j], in.c[1][j], in.c[2][j], in.c[3][j]}, Key{in.k0, in.k1})
+		out[2*j], out[2*j+1] = uint64(o[0])|uint64(o[1])<<32, uint64(o[2])|uint64(o[3])<<32
+	}
 }
 
 // philox8 puts the draws of the eight counters c, c with c[0]+1, ...,
 // c[0]+7 under key k into out, as Stream.Pair gives them: out[2j] and
-// out[2j+1] are counter j's. It runs on the vector unit (AVX2: a lane per
-// counter, about a third of the instructions of eight scalar calls), so
-// only where hasPhilox8 says there is one.
+// out[2j+1] are counter j's. Only where hasPhilox8 says there is a vector
+// unit.
 func philox8(c [4]uint32, k Key, out *[16]uint64) {
-	in := philox8In{c1: c[1], c2: c[2], c3: c[3], k0: k[0], k1: k[1], m0: philoxM0, m1: philoxM1, w0: philoxW0, w1: philoxW1}
-	for j := range in.c0 {
-		in.c0[j] = c[0] + uint32(j)
+	in := newPhilox8In(k)
+	for j := range 8 {
+		in.setLane(j, [4]uint32{c[0] + uint32(j), c[1], c[2], c[3]})
 	}
 	philox8AVX2(&in, out)
 }
@@ -127,8 +151,12 @@ type Stream struct {
 // under key. A lane is 24 bits the purpose divides as it needs (neighbour
 // draws: the layer and the edge type, see Lane).
 func NewStream(key Key, p Purpose, lane uint32, subject int64) Stream {
-	return Stream{key: key, ctr: [4]uint32{0, uint32(p)<<24 | lane&0xffffff, uint32(subject), uint32(uint64(subject) >> 32)}}
+	return Stream{key: key, ctr: [4]uint32{0, streamWord1(p, lane), uint32(subject), uint32(uint64(subject) >> 32)}}
 }
+
+// streamWord1 is word 1 of the counters of the streams for purpose in
+// lane.
+func streamWord1(p Purpose, lane uint32) uint32 { return uint32(p)<<24 | lane&0xffffff }
 
 // Lane returns the lane of neighbour draws at layer (hop, 0 nearest the
 // seeds) over the in-edges of edge type etype.

@@ -139,3 +139,47 @@ func TestPhilox8MatchesPhilox(t *testing.T) {
 		}
 	}
 }
+
+// The draws made ahead for a chunk of nodes, eight counters of any nodes
+// to a call, are each node's stream's first draws, whatever the fanouts
+// and the way philox8In runs here; a node not added, or asked for out of
+// order, gets none.
+func TestDrawsAheadEqualStreams(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	key := Key{rng.Uint32(), rng.Uint32()}
+	for _, vector := range philox8Modes(t) {
+		var a drawsAhead
+		for chunk := range 20 {
+			a.reset(key)
+			type job struct {
+				node        int64
+				layer, t, f int
+			}
+			var jobs []job
+			for range rng.IntN(40) {
+				j := job{int64(rng.Uint64() >> uint(rng.IntN(64))), rng.IntN(4), rng.IntN(3), 1 + rng.IntN(20)}
+				jobs = append(jobs, j)
+				a.add(j.node, streamWord1(ForNeighbors, Lane(j.layer, j.t)), j.f)
+			}
+			a.done()
+			for i, j := range jobs {
+				if got := a.take(j.node+1, streamWord1(ForNeighbors, Lane(j.layer, j.t))); got != nil {
+					t.Fatalf("vector=%v chunk %d: job %d taken for node %d, which was not added there", vector, chunk, i, j.node+1)
+				}
+				got := a.take(j.node, streamWord1(ForNeighbors, Lane(j.layer, j.t)))
+				if len(got) < j.f {
+					t.Fatalf("vector=%v chunk %d: job %d: %d draws, want %d", vector, chunk, i, len(got), j.f)
+				}
+				st := NewStream(key, ForNeighbors, Lane(j.layer, j.t), j.node)
+				for k := range j.f {
+					if want := st.Uint64(uint32(k)); got[k] != want {
+						t.Fatalf("vector=%v chunk %d: job %d (node %d layer %d type %d) draw %d: %016x, want %016x", vector, chunk, i, j.node, j.layer, j.t, k, got[k], want)
+					}
+				}
+			}
+			if got := a.take(1, streamWord1(ForNeighbors, Lane(0, 0))); got != nil {
+				t.Fatalf("vector=%v chunk %d: a draw past the last job", vector, chunk)
+			}
+		}
+	}
+}

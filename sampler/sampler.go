@@ -360,6 +360,7 @@ func (s *Sampler) localPositions(key Key, layer int, frontier []int64) {
 		chunk := frontier[c:min(c+rangeChunk, len(frontier))]
 		parts := s.parts[c : c+len(chunk)]
 		s.touchRanges(chunk, parts)
+		s.drawAhead(chunk, parts, key, layer, s.excl)
 		for j, v := range chunk {
 			s.localNode(c+j, v, int(parts[j]), key, layer)
 		}
@@ -380,6 +381,29 @@ func (s *Sampler) touchRanges(chunk []int64, parts []int32) {
 		}
 	}
 	s.sink += sink
+}
+
+// drawAhead computes the uniform draws of the nodes of chunk served here
+// (parts[j] is the partition of chunk[j]) that excl does not name, for
+// their choices to take (nodeDraws.ahead), in the order those make them.
+func (s *Sampler) drawAhead(chunk []int64, parts []int32, key Key, layer int, excl map[int64][]Exclusion) {
+	d := &s.draws
+	d.ahead.reset(key)
+	if d.weighted {
+		return
+	}
+	for j, v := range chunk {
+		vw := s.views[parts[j]]
+		if vw == nil || len(excl) > 0 && len(excl[v]) > 0 {
+			continue
+		}
+		for t, f := range d.fanouts[layer] {
+			if a, b := vw.rangeOf(v-vw.p.Lo, t); d.drawsFor(b-a, f) {
+				d.ahead.add(v, streamWord1(ForNeighbors, Lane(layer, t)), f)
+			}
+		}
+	}
+	d.ahead.done()
 }
 
 // localNode draws frontier node i, v of partition part, when it is local,

@@ -68,6 +68,9 @@ func sampleOn(t *testing.T, f *fixture, p int, o Options, excl func(b int64, see
 			out[b] = sampled{seeds: seeds, blocks: blocks, excl: xs}
 			mu.Unlock()
 		}
+		if sm.draws.ahead.missed != 0 {
+			return fmt.Errorf("rank %d: %d uniform choices drew from their streams, not from the draws made ahead", c.Rank(), sm.draws.ahead.missed)
+		}
 		return sm.Close()
 	})
 	return out
