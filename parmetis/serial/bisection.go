@@ -45,13 +45,15 @@ func (b *bisection) compute(interior []int8) {
 				id += int64(w)
 			}
 		} else {
+			// Without a branch on the neighbour's side, which a power-law
+			// graph's neighbours make a coin toss: across is 1 where the
+			// sides differ (sides are 0 and 1), and -across masks w.
 			for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
-				if b.side[g.Adjncy[e]] == s {
-					id += int64(g.Adjwgt[e])
-				} else {
-					ed += int64(g.Adjwgt[e])
-				}
+				w, across := int64(g.Adjwgt[e]), int64(b.side[g.Adjncy[e]]^s)
+				id += w
+				ed += w & -across
 			}
+			id -= ed
 		}
 		b.id[v], b.ed[v] = id, ed
 		b.cut += ed

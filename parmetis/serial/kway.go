@@ -157,15 +157,26 @@ func (s *kway) overweight() int {
 
 // connectivity sums v's edge weights per neighbouring part into conn and
 // lists those parts in touched, which it returns; the caller clears conn.
+//
+// Every neighbour's part is written at the end of touched, and the end
+// moves past it only where the part is new (a neighbour's first edge to
+// it: edge weights are positive), so no branch waits on that test.
 func (s *kway) connectivity(v int32, conn []int64, touched []int32) []int32 {
 	g := s.g
-	touched = touched[:0]
-	for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
-		p := s.part[g.Adjncy[e]]
-		if conn[p] == 0 {
-			touched = append(touched, p)
-		}
-		conn[p] += int64(g.Adjwgt[e])
+	if cap(touched) < s.k+1 {
+		touched = make([]int32, s.k+1)
 	}
-	return touched
+	touched = touched[:s.k+1]
+	lo, hi := g.Xadj[v], g.Xadj[v+1]
+	wgt := g.Adjwgt[lo:hi]
+	n := 0
+	for i, u := range g.Adjncy[lo:hi] {
+		p := s.part[u]
+		touched[n] = p
+		if conn[p] == 0 {
+			n++
+		}
+		conn[p] += int64(wgt[i])
+	}
+	return touched[:n]
 }
