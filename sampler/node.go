@@ -66,6 +66,13 @@ func (d *nodeDraws) drawsFor(n int64, f int) bool {
 	return n > 0 && f > 0 && (d.replace || n > int64(f))
 }
 
+// drawnAhead says whether the uniform draws of a fanout of f are made
+// ahead (drawsAhead): fanouts under 16, whose 8 or fewer counters leave
+// lanes of a node's own vector call empty. Larger ones fill them, and
+// their draws made ahead would only take memory (a chunk's nodes times
+// the fanout).
+func drawnAhead(f int) bool { return f < 16 }
+
 // drawsAhead holds the uniform draws of a chunk of frontier nodes,
 // computed before their choices: the Philox counters of all the chunk's
 // nodes go eight to a call on the vector unit, where a node's own stream
@@ -81,7 +88,7 @@ type drawsAhead struct {
 	draws  []uint64 // every job's draws, 2·⌈f/2⌉ of them, one after another
 	jobs   []aheadJob
 	next   int   // the job take returns next
-	missed int64 // uniform choices that drew from their stream (tests)
+	missed int64 // uniform choices drawnAhead that drew from their stream (tests)
 }
 
 // aheadJob is one node's draws over its in-edges of one type at a layer:
@@ -229,10 +236,16 @@ func (d *nodeDraws) positions(v *view, local, node int64, key Key, layer int, ex
 				pos = append(pos, q)
 			}
 		} else {
-			if draws := d.ahead.take(node, streamWord1(ForNeighbors, Lane(layer, t))); draws != nil {
+			var draws []uint64
+			if drawnAhead(f) {
+				draws = d.ahead.take(node, streamWord1(ForNeighbors, Lane(layer, t)))
+				if draws == nil {
+					d.ahead.missed++
+				}
+			}
+			if draws != nil {
 				pos = choosePositions(&d.ch, draws[:f], n, d.replace, pos)
 			} else {
-				d.ahead.missed++
 				st := NewStream(key, ForNeighbors, Lane(layer, t), node)
 				pos = chooseStream(&d.ch, &st, n, f, d.replace, pos)
 			}

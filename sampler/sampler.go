@@ -398,7 +398,7 @@ func (s *Sampler) drawAhead(chunk []int64, parts []int32, key Key, layer int, ex
 			continue
 		}
 		for t, f := range d.fanouts[layer] {
-			if a, b := vw.rangeOf(v-vw.p.Lo, t); d.drawsFor(b-a, f) {
+			if a, b := vw.rangeOf(v-vw.p.Lo, t); drawnAhead(f) && d.drawsFor(b-a, f) {
 				d.ahead.add(v, streamWord1(ForNeighbors, Lane(layer, t)), f)
 			}
 		}
