@@ -153,31 +153,32 @@ func (g *DistGraph) induceOnAll(part []int32, m int32) (*subgraph, error) {
 	}
 	// The parent's ghosts are sorted by ID and grouped by owner, and newID
 	// numbers each rank's vertices in their order, so the ghosts kept are
-	// still sorted: each keeps its place among them.
+	// still sorted: each keeps its place among them. at[a] is the
+	// subgraph's local index of the parent's local vertex a, or -1: the
+	// passes over the rows read it at random, 4 bytes an entry and no
+	// branch on owned or ghost (newID's 8 and a branch took 2.8 s of a
+	// rank's 35 on R-MAT 20 at K = 64, 2 ranks).
 	snl := len(sub.mine)
-	ghostAt := make([]int32, len(g.Ghosts)) // local index in the subgraph, or -1
+	at := make([]int32, nl+len(g.Ghosts))
+	for i := range at[:nl] {
+		at[i] = -1
+	}
+	for i, v := range sub.mine {
+		at[v] = int32(i)
+	}
 	var ghosts []int64
 	for j, id := range newID[nl:] {
-		ghostAt[j] = -1
+		at[nl+j] = -1
 		if id >= 0 {
-			ghostAt[j] = int32(snl + len(ghosts))
+			at[nl+j] = int32(snl + len(ghosts))
 			ghosts = append(ghosts, id)
 			sub.ghostOf = append(sub.ghostOf, int32(j))
 		}
 	}
-	local := func(a int32) int32 {
-		if int(a) < nl {
-			if u := newID[a]; u >= 0 {
-				return int32(u - start)
-			}
-			return -1
-		}
-		return ghostAt[int(a)-nl]
-	}
 	arcs := 0
 	for _, v := range sub.mine {
-		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
-			if local(g.Adj[e]) >= 0 {
+		for _, a := range g.Adj[g.Xadj[v]:g.Xadj[v+1]] {
+			if at[a] >= 0 {
 				arcs++
 			}
 		}
@@ -198,7 +199,7 @@ func (g *DistGraph) induceOnAll(part []int32, m int32) (*subgraph, error) {
 	vw := make([]int64, snl*nc)
 	for i, v := range sub.mine {
 		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
-			if u := local(g.Adj[e]); u >= 0 {
+			if u := at[g.Adj[e]]; u >= 0 {
 				sg.Adj = append(sg.Adj, u)
 				if !keepAll {
 					sg.Adjwgt = append(sg.Adjwgt, g.Adjwgt[e])
