@@ -1,7 +1,6 @@
 package serial
 
 import (
-	"cmp"
 	"math/bits"
 	"time"
 )
@@ -25,7 +24,7 @@ func (c *ctrl) sparsify(g *Graph, keep int) {
 			thr[v] = 0
 			continue
 		}
-		thr[v] = kthLargestWeight(w, keep, &c.ws.wgts)
+		thr[v] = KthLargestWeight(w, keep, &c.ws.wgts)
 	}
 	var ce int64
 	start := int64(0)
@@ -44,75 +43,43 @@ func (c *ctrl) sparsify(g *Graph, keep int) {
 	g.Adjncy, g.Adjwgt = g.Adjncy[:ce], g.Adjwgt[:ce]
 }
 
-// kthLargestWeight returns the k-th largest (1-based) of the edge weights
-// ws (positive), leaving them as they are: a radix selection. One pass
-// finds the largest, a second counts the weights by their top 8 bits, and
-// the k-th largest lies in the bucket where the counts from the top reach
-// k: it is that bucket where a bucket holds one weight (the light weights
-// of most coarse levels), else the bucket's weights, gathered into
-// scratch, go through KthLargest. (KthLargest over a copy of every vertex's
-// weights, calling its comparison through a func value, took 2.7 s of
-// 55 s on R-MAT scale 20 at K = 64.)
-func kthLargestWeight(ws []int32, k int, scratch *[]int32) int32 {
-	var top int32
-	for _, w := range ws {
-		top = max(top, w)
+// KthLargestWeight returns the k-th largest (1-based) of xs, edge weights
+// or hashes (none negative), leaving them as they are: a radix selection,
+// 8 bits a round from the top. A round counts the candidates by those bits
+// of theirs; the k-th largest lies in the bucket where the counts from the
+// top reach k, whose candidates (gathered into scratch) go to the next
+// round with k less the candidates above. One round settles the light
+// weights of most coarse levels. (Hoare's selection over a copy of every
+// vertex's weights, calling its comparison through a func value, took
+// 2.7 s of 55 s on R-MAT scale 20 at K = 64, one rank.)
+func KthLargestWeight[T int32 | int64 | uint64](xs []T, k int, scratch *[]T) T {
+	var top T
+	for _, x := range xs {
+		top = max(top, x)
 	}
-	shift := uint(max(bits.Len32(uint32(top))-8, 0))
-	var count [256]int32
-	for _, w := range ws {
-		count[uint32(w)>>shift&255]++
-	}
-	b, above := 255, 0
-	for above+int(count[b]) < k {
-		above += int(count[b])
-		b--
-	}
-	if shift == 0 {
-		return int32(b)
-	}
-	in := (*scratch)[:0]
-	for _, w := range ws {
-		if uint32(w)>>shift == uint32(b) {
-			in = append(in, w)
+	// Every candidate shares its bits from hi up.
+	cand, hi := xs, bits.Len64(uint64(top))
+	for {
+		lo := max(hi-8, 0)
+		mask := uint64(1)<<(hi-lo) - 1
+		var count [256]int32
+		for _, x := range cand {
+			count[uint64(x)>>lo&mask]++
 		}
+		b := mask
+		for int(count[b]) < k {
+			k -= int(count[b])
+			b--
+		}
+		if lo == 0 {
+			return T(uint64(cand[0])>>hi<<hi | b)
+		}
+		next := (*scratch)[:0]
+		for _, x := range cand {
+			if uint64(x)>>lo&mask == b {
+				next = append(next, x)
+			}
+		}
+		*scratch, cand, hi = next, next, lo
 	}
-	*scratch = in
-	return KthLargest(in, k-above, cmpLess[int32])
 }
-
-// KthLargest returns the k-th largest of xs (1-based) under less,
-// reordering xs: Hoare's selection, O(len(xs)) on average. Sparsification
-// picks the lightest edge a vertex keeps with it, here and in the
-// distributed partitioner (package parmetis).
-func KthLargest[T any](xs []T, k int, less func(a, b T) bool) T {
-	lo, hi, want := 0, len(xs)-1, k-1
-	for lo < hi {
-		p := xs[(lo+hi)/2]
-		i, j := lo, hi
-		for i <= j {
-			for less(p, xs[i]) {
-				i++
-			}
-			for less(xs[j], p) {
-				j--
-			}
-			if i <= j {
-				xs[i], xs[j] = xs[j], xs[i]
-				i++
-				j--
-			}
-		}
-		switch {
-		case want <= j:
-			hi = j
-		case want >= i:
-			lo = i
-		default:
-			return xs[want]
-		}
-	}
-	return xs[want]
-}
-
-func cmpLess[T cmp.Ordered](a, b T) bool { return a < b }

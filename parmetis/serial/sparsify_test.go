@@ -28,22 +28,41 @@ func weightRuns(rng *rand.Rand) [][]int32 {
 	return runs
 }
 
-// kthLargestWeight gives the k-th of the weights sorted heaviest first,
-// for every k, and leaves them as they were.
+// KthLargestWeight gives the k-th of the values sorted largest first, for
+// every k, and leaves them as they were: the serial partitioner's int32
+// weights, the distributed one's int64 weights and uint64 hashes.
 func TestKthLargestWeight(t *testing.T) {
-	var scratch []int32
-	for _, ws := range weightRuns(rand.New(rand.NewPCG(7, 8))) {
-		was := slices.Clone(ws)
-		sorted := slices.Clone(ws)
-		slices.SortFunc(sorted, func(a, b int32) int { return int(b) - int(a) })
-		for k := 1; k <= len(ws); k++ {
-			if got := kthLargestWeight(ws, k, &scratch); got != sorted[k-1] {
-				t.Fatalf("%d weights up to %d: k = %d gives %d, want %d", len(ws), slices.Max(ws), k, got, sorted[k-1])
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, ws := range weightRuns(rng) {
+		checkKth(t, ws)
+		wide := make([]int64, len(ws))
+		hashes := make([]uint64, len(ws))
+		for i, w := range ws {
+			wide[i] = int64(w) << uint(rng.IntN(32))
+			hashes[i] = rng.Uint64() >> uint(rng.IntN(3)*20)
+			if i > 0 && rng.IntN(5) == 0 {
+				hashes[i] = hashes[i-1] // equal hashes
 			}
 		}
-		if !slices.Equal(ws, was) {
-			t.Fatalf("%d weights: reordered", len(ws))
+		checkKth(t, wide)
+		checkKth(t, hashes)
+	}
+}
+
+func checkKth[T int32 | int64 | uint64](t *testing.T, xs []T) {
+	t.Helper()
+	var scratch []T
+	was := slices.Clone(xs)
+	sorted := slices.Clone(xs)
+	slices.Sort(sorted)
+	slices.Reverse(sorted)
+	for k := 1; k <= len(xs); k++ {
+		if got := KthLargestWeight(xs, k, &scratch); got != sorted[k-1] {
+			t.Fatalf("%T: %d values up to %d: k = %d gives %d, want %d", xs, len(xs), sorted[0], k, got, sorted[k-1])
 		}
+	}
+	if !slices.Equal(xs, was) {
+		t.Fatalf("%T: %d values: reordered", xs, len(xs))
 	}
 }
 
@@ -53,15 +72,16 @@ func BenchmarkKthLargestWeight(b *testing.B) {
 	b.Run("radix", func(b *testing.B) {
 		for b.Loop() {
 			for _, ws := range runs {
-				kthLargestWeight(ws, (len(ws)+3)/4, &scratch)
+				KthLargestWeight(ws, (len(ws)+3)/4, &scratch)
 			}
 		}
 	})
-	b.Run("hoare-copy", func(b *testing.B) {
+	b.Run("sort-copy", func(b *testing.B) {
 		for b.Loop() {
 			for _, ws := range runs {
 				scratch = append(scratch[:0], ws...)
-				KthLargest(scratch, (len(ws)+3)/4, cmpLess[int32])
+				slices.Sort(scratch)
+				_ = scratch[len(ws)-(len(ws)+3)/4]
 			}
 		}
 	})
