@@ -288,3 +288,20 @@ func TestPartitionMeshQuality(t *testing.T) {
 		}
 	}
 }
+
+// The cut PartitionStats reports (kept by the k-way bookkeeping on
+// power-law graphs, recounted on others) is the cut parteval measures.
+func TestStatsCutIsMeasured(t *testing.T) {
+	for name, g := range map[string]*Graph{"rmat": rmatGraph(12, 8, 3), "grid": gridGraph(30, 30)} {
+		for _, k := range []int{2, 5, 16} {
+			o := Options{Parts: k, Seed: 2}
+			part, st, err := PartitionStats(g, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m := measure(t, g, part, o); st.Cut != m.Cut {
+				t.Errorf("%s K=%d: reported cut %d, measured %d", name, k, st.Cut, m.Cut)
+			}
+		}
+	}
+}
