@@ -81,9 +81,8 @@ func (t *twoWay) ghostsMoved(g *DistGraph, full []int32, old []int32) {
 }
 
 // external is the weight of owned vertex v's edges to other parts than
-// its own.
-// It does not branch on each neighbour's part, which a power-law graph's
-// neighbours make a coin toss.
+// its own, summed without a branch on each neighbour's part (a coin toss
+// on a power-law graph).
 func external(g *DistGraph, full []int32, v int32) int64 {
 	lo, hi := g.Xadj[v], g.Xadj[v+1]
 	wgt, pv := g.Adjwgt[lo:hi], full[v]
