@@ -113,9 +113,8 @@ func (a *drawsAhead) add(node int64, word1 uint32, f int) {
 	l := a.lanes
 	a.jobs = append(a.jobs, aheadJob{node: node, word1: word1, at: int32(a.base + 2*l)})
 	lo, hi := uint32(node), uint32(uint64(node)>>32)
-	c := &a.in.c
 	for j := range uint32((f + 1) / 2) {
-		c[0][l&7], c[1][l&7], c[2][l&7], c[3][l&7] = j, word1, lo, hi
+		a.in.setLane(l, [4]uint32{j, word1, lo, hi})
 		if l++; l == 8 {
 			a.run()
 			l = 0

@@ -81,8 +81,9 @@ func newPhilox8In(k Key) philox8In {
 	return philox8In{k0: k[0], k1: k[1], m0: philoxM0, m1: philoxM1, w0: philoxW0, w1: philoxW1}
 }
 
-// setLane makes c counter j of in.
+// setLane makes c counter j (0 to 7) of in.
 func (in *philox8In) setLane(j int, c [4]uint32) {
+	j &= 7 // no bounds checks
 	in.c[0][j], in.c[1][j], in.c[2][j], in.c[3][j] = c[0], c[1], c[2], c[3]
 }
 
@@ -96,8 +97,7 @@ func (in *philox8In) run(out *[16]uint64) {
 		return
 	}
 	for j := range 8 {
-		o := philox([4]uint32{in.c[0][j], in.c[1][j], in.c[2][j], in.c[3][j]}, Key{in.k0, in.k1})
-		out[2*j], out[2*j+1] = uint64(o[0])|uint64(o[1])<<32, uint64(o[2])|uint64(o[3])<<32
+		out[2*j], out[2*j+1] = drawsOf(philox([4]uint32{in.c[0][j], in.c[1][j], in.c[2][j], in.c[3][j]}, Key{in.k0, in.k1}))
 	}
 }
 
@@ -197,10 +197,8 @@ func (s *Stream) fill(buf []uint64) {
 		c := s.ctr
 		c[0] = uint32(i >> 1)
 		o, ob := philox2(c, c[0]+1, s.key)
-		buf[i] = uint64(o[0]) | uint64(o[1])<<32
-		buf[i+1] = uint64(o[2]) | uint64(o[3])<<32
-		buf[i+2] = uint64(ob[0]) | uint64(ob[1])<<32
-		buf[i+3] = uint64(ob[2]) | uint64(ob[3])<<32
+		buf[i], buf[i+1] = drawsOf(o)
+		buf[i+2], buf[i+3] = drawsOf(ob)
 	}
 	for ; i < len(buf); i += 2 {
 		a, b := s.Pair(uint32(i >> 1))
@@ -221,6 +219,12 @@ func (s *Stream) Pair(j uint32) (uint64, uint64) {
 	c := s.ctr
 	c[0] = j
 	o := philox(c, s.key)
+	return drawsOf(o)
+}
+
+// drawsOf returns the two draws of one Philox output: its words 0 and 1,
+// and 2 and 3, each pair as one 64-bit draw, the low word first.
+func drawsOf(o [4]uint32) (uint64, uint64) {
 	return uint64(o[0]) | uint64(o[1])<<32, uint64(o[2]) | uint64(o[3])<<32
 }
 
