@@ -15,23 +15,36 @@ import (
 // Replicate gathers the whole distributed graph on every rank as a serial
 // Graph whose vertex i is global vertex i. It is meant for the coarsest
 // graph, whose size the caller bounds; it is collective.
-func (g *DistGraph) Replicate() (*serial.Graph, error) {
+func (g *DistGraph) Replicate() (*serial.Graph, error) { return g.replicate(nil) }
+
+// replicate is Replicate of the arcs thr keeps (see thresholds.kept), or of
+// all arcs where thr is nil.
+func (g *DistGraph) replicate(thr thresholds) (*serial.Graph, error) {
 	if g.N() > math.MaxInt32 {
 		return nil, fmt.Errorf("parmetis: cannot replicate a graph of %d vertices", g.N())
 	}
-	if g.c.Size() == 1 {
+	if g.c.Size() == 1 && thr == nil {
 		// One rank: local indices are global IDs; share the arrays but
 		// the edge weights.
 		return &serial.Graph{NCon: g.NCon, Xadj: g.Xadj, Adjncy: g.Adj, Adjwgt: serialWeights(g.Adjwgt), Vwgt: g.Vwgt}, nil
 	}
 	nl := g.NLocal()
 	deg := make([]int64, nl)
-	adj := make([]int32, len(g.Adj))
-	for v := range nl {
-		deg[v] = g.Xadj[v+1] - g.Xadj[v]
-	}
-	for e, u := range g.Adj {
-		adj[e] = int32(g.GID(u))
+	adj, wgt := make([]int32, 0, len(g.Adj)), make([]int32, 0, len(g.Adj))
+	var es []int64
+	for v := range int32(nl) {
+		before := len(adj)
+		if thr == nil {
+			for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
+				adj, wgt = append(adj, int32(g.GID(g.Adj[e]))), append(wgt, serialWeight(g.Adjwgt[e]))
+			}
+		} else {
+			es = thr.kept(g, v, es[:0])
+			for _, e := range es {
+				adj, wgt = append(adj, int32(g.GID(g.Adj[e]))), append(wgt, serialWeight(g.Adjwgt[e]))
+			}
+		}
+		deg[v] = int64(len(adj) - before)
 	}
 	degs, _, err := collective.Allgatherv(g.c, deg)
 	if err != nil {
@@ -44,7 +57,7 @@ func (g *DistGraph) Replicate() (*serial.Graph, error) {
 	if s.Adjncy, _, err = collective.Allgatherv(g.c, adj); err != nil {
 		return nil, err
 	}
-	if s.Adjwgt, _, err = collective.Allgatherv(g.c, serialWeights(g.Adjwgt)); err != nil {
+	if s.Adjwgt, _, err = collective.Allgatherv(g.c, wgt); err != nil {
 		return nil, err
 	}
 	if s.Vwgt, _, err = collective.Allgatherv(g.c, g.Vwgt); err != nil {
@@ -54,19 +67,24 @@ func (g *DistGraph) Replicate() (*serial.Graph, error) {
 }
 
 // serialWeights returns edge weights as the serial partitioner holds
-// them, in 32 bits: those above math.MaxInt32 (a coarse edge merging
-// edges of more than 2^31 in weight) are kept at it, as the serial
-// partitioner's own coarse edges are.
+// them (see serialWeight).
 func serialWeights(w []int64) []int32 {
 	s := make([]int32, len(w))
 	for e, x := range w {
-		s[e] = int32(min(x, math.MaxInt32))
+		s[e] = serialWeight(x)
 	}
 	return s
 }
 
+// serialWeight is an edge weight in 32 bits, as the serial partitioner
+// holds it: one above math.MaxInt32 (a coarse edge merging edges of more
+// than 2^31 in weight) is kept at it, as the serial partitioner's own
+// coarse edges are.
+func serialWeight(w int64) int32 { return int32(min(w, math.MaxInt32)) }
+
 // initialPartition partitions the coarsest graph: every rank computes a
-// serial multilevel partition of the whole of it with its own seed; the
+// serial multilevel partition of the whole of it with its own seed (of
+// each vertex's replicaKeep heaviest edges, where coarse); the
 // balanced partition with the smallest cut wins (ties to the lower rank)
 // and every rank keeps the parts of its own vertices. coarse says whether
 // g is coarser than the input (finer levels will refine the partition).
@@ -74,7 +92,19 @@ func initialPartition(g *DistGraph, ctl *ctrl, coarse bool) ([]int32, error) {
 	t0 := time.Now()
 	defer ctl.since("initial", t0)
 	c := g.c
-	s, err := g.Replicate()
+	var thr thresholds
+	if coarse {
+		// Finer levels will refine with every edge.
+		keep := make([]int64, g.NLocal())
+		for v := range keep {
+			keep[v] = replicaKeep
+		}
+		var err error
+		if thr, err = g.thresholds(keep); err != nil {
+			return nil, err
+		}
+	}
+	s, err := g.replicate(thr)
 	if err != nil {
 		return nil, err
 	}

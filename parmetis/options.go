@@ -120,6 +120,17 @@ const (
 	smallCoarsest = 2_000_000
 	initialRuns   = 4
 
+	// replicaKeep: the serial runs on a coarsest graph that finer levels
+	// will refine see, of each vertex's edges, the replicaKeep heaviest
+	// and those its neighbours keep (see sparsify). The dense cores of
+	// power-law graphs leave coarsest graphs of 8-13 M arcs, replicated
+	// on every rank, whose serial runs were a third of a rank's time (R-MAT
+	// 20, K = 64, 2 ranks: 1.0-1.5 s for each of five bisections); kept to
+	// 12 a vertex, 0.1-0.35 s, for cuts 0.5% below at K = 64, 1.3% at
+	// K = 4, and the same on planted communities. 6 cut 2-3% more; 16 and
+	// 24 were within the same 2% as 12.
+	replicaKeep = 12
+
 	// refinePasses is the number of two-phase greedy passes per level.
 	refinePasses = 4
 

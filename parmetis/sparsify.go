@@ -53,8 +53,40 @@ func (g *DistGraph) kthKey(v int32, keep int, s *kthScratch) edgeKey {
 // which inherit the edges of all their members and make the coarse graph
 // barely smaller than the fine one. It reports whether any edge went.
 func (g *DistGraph) sparsify(keep []int64) (bool, error) {
+	thr, err := g.thresholds(keep)
+	if err != nil {
+		return false, err
+	}
+	// Filter in place. Ghosts no edge refers to any more stay ghosts: the
+	// halo keeps working, at the cost of a few idle values per update.
+	next := int64(0)
 	nl := g.NLocal()
-	thr := make([]edgeKey, nl+len(g.Ghosts))
+	var es []int64
+	for v := range int32(nl) {
+		start := next
+		es = thr.kept(g, v, es[:0])
+		for _, e := range es {
+			g.Adj[next], g.Adjwgt[next] = g.Adj[e], g.Adjwgt[e]
+			next++
+		}
+		g.Xadj[v] = start
+	}
+	dropped := next < int64(len(g.Adj))
+	g.Xadj[nl] = next
+	g.Adj, g.Adjwgt = g.Adj[:next], g.Adjwgt[:next]
+	return collective.Any(g.c, dropped)
+}
+
+// thresholds holds, for every owned vertex and ghost, the key of the
+// lightest edge it keeps for itself; the zero key keeps every edge.
+type thresholds []edgeKey
+
+// thresholds finds the key of every owned vertex v's keep[v]-th heaviest
+// edge (none where v keeps all: a keep of 0, or at least its degree) and
+// gives the ghosts theirs. It is collective.
+func (g *DistGraph) thresholds(keep []int64) (thresholds, error) {
+	nl := g.NLocal()
+	thr := make(thresholds, nl+len(g.Ghosts))
 	var scratch kthScratch
 	for v := range int32(nl) {
 		deg := g.Xadj[v+1] - g.Xadj[v]
@@ -63,37 +95,28 @@ func (g *DistGraph) sparsify(keep []int64) (bool, error) {
 		}
 		thr[v] = g.kthKey(v, int(keep[v]), &scratch)
 	}
-	if err := haloUpdate(g, thr); err != nil {
-		return false, err
-	}
-	// Filter in place. Ghosts no edge refers to any more stay ghosts: the
-	// halo keeps working, at the cost of a few idle values per update.
-	dropped := false
-	next := int64(0)
-	for v := range int32(nl) {
-		start := next
-		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
-			// An end that keeps everything (the zero key) keeps the edge:
-			// no weight is below zero, so no hash is needed. Nor is one
-			// where the weight alone decides: only a weight equal to an
-			// end's threshold's needs the hash to compare.
-			tv, tu := thr[v], thr[g.Adj[e]]
-			if w := g.Adjwgt[e]; tv != (edgeKey{}) && tu != (edgeKey{}) && w <= tv.W && w <= tu.W {
-				k := edgeKey{W: w}
-				if w == tv.W || w == tu.W {
-					k = g.edgeKey(v, e)
-				}
-				if k.less(tv) && k.less(tu) {
-					dropped = true
-					continue
-				}
+	return thr, haloUpdate(g, []edgeKey(thr))
+}
+
+// kept appends to es the arcs of owned vertex v that survive, those one
+// of whose ends keeps them for itself, and returns it. An end that keeps
+// everything (the zero key) keeps the edge: no weight is below zero. The
+// weight alone decides unless it equals an end's threshold's; only then is
+// the hash computed.
+func (thr thresholds) kept(g *DistGraph, v int32, es []int64) []int64 {
+	tv := thr[v]
+	for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
+		tu, w := thr[g.Adj[e]], g.Adjwgt[e]
+		if tv != (edgeKey{}) && tu != (edgeKey{}) && w <= tv.W && w <= tu.W {
+			k := edgeKey{W: w}
+			if w == tv.W || w == tu.W {
+				k = g.edgeKey(v, e)
 			}
-			g.Adj[next], g.Adjwgt[next] = g.Adj[e], g.Adjwgt[e]
-			next++
+			if k.less(tv) && k.less(tu) {
+				continue
+			}
 		}
-		g.Xadj[v] = start
+		es = append(es, e)
 	}
-	g.Xadj[nl] = next
-	g.Adj, g.Adjwgt = g.Adj[:next], g.Adjwgt[:next]
-	return collective.Any(g.c, dropped)
+	return es
 }

@@ -5,7 +5,11 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"gnnrun/collective"
+	"gnnrun/graph"
+	"gnnrun/parmetis/serial"
 )
 
 // sortedKeys returns owned vertex v's edge keys, largest first, as plainly
@@ -81,4 +85,78 @@ func TestSparsifyKeepsHeaviestKeys(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// The replica the serial runs get of a coarsest graph (replicate with
+// thresholds) holds exactly the arcs an end of which ranks them among its
+// keep heaviest: checked at 1, 2 and 3 ranks against the whole replica,
+// every vertex's keys sorted there, by global ID (weights 1 to 3, a hub).
+func TestReplicaKeepsHeaviestKeys(t *testing.T) {
+	keepOf := func(gid int64) int { return 1 + int(gid%7) }
+	for _, p := range []int{1, 2, 3} {
+		runWorld(t, p, func(c *collective.Comm) error {
+			g, _, err := Build(c, randomInput(300, 6000, 11, c.Rank(), c.Size()))
+			if err != nil {
+				return err
+			}
+			whole, err := g.Replicate()
+			if err != nil {
+				return err
+			}
+			keep := make([]int64, g.NLocal())
+			for v := range keep {
+				keep[v] = int64(keepOf(g.GID(int32(v))))
+			}
+			thr, err := g.thresholds(keep)
+			if err != nil {
+				return err
+			}
+			got, err := g.replicate(thr)
+			if err != nil {
+				return err
+			}
+			// The reference: each vertex's keep-th key among its sorted keys.
+			key := func(x int64, e int64) edgeKey {
+				y := int64(whole.Adjncy[e])
+				return edgeKey{int64(whole.Adjwgt[e]), graph.Mix(uint64(min(x, y)), uint64(max(x, y)))}
+			}
+			n := int64(whole.N())
+			cut := make([]*edgeKey, n)
+			for x := range n {
+				var keys []edgeKey
+				for e := whole.Xadj[x]; e < whole.Xadj[x+1]; e++ {
+					keys = append(keys, key(x, e))
+				}
+				slices.SortFunc(keys, func(a, b edgeKey) int {
+					if a.less(b) {
+						return 1
+					}
+					if b.less(a) {
+						return -1
+					}
+					return 0
+				})
+				if k := keepOf(x); len(keys) > k {
+					cut[x] = &keys[k-1]
+				}
+			}
+			want := &serial.Graph{NCon: whole.NCon, Xadj: []int64{0}, Vwgt: whole.Vwgt}
+			for x := range n {
+				for e := whole.Xadj[x]; e < whole.Xadj[x+1]; e++ {
+					y, k := int64(whole.Adjncy[e]), key(x, e)
+					if cut[x] == nil || cut[y] == nil || !k.less(*cut[x]) || !k.less(*cut[y]) {
+						want.Adjncy, want.Adjwgt = append(want.Adjncy, int32(y)), append(want.Adjwgt, whole.Adjwgt[e])
+					}
+				}
+				want.Xadj = append(want.Xadj, int64(len(want.Adjncy)))
+			}
+			if len(want.Adjncy) == len(whole.Adjncy) || len(want.Adjncy) == 0 {
+				return fmt.Errorf("the reference keeps %d of %d arcs: the test checks no selection", len(want.Adjncy), len(whole.Adjncy))
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				return fmt.Errorf("%d ranks: replica of %d arcs, want %d (-want +got):\n%s", c.Size(), len(got.Adjncy), len(want.Adjncy), diff)
+			}
+			return nil
+		})
+	}
 }
