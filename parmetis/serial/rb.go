@@ -24,9 +24,23 @@ func (c *ctrl) recursiveBisect(g *Graph, label []int32, lo, hi int, ub []float64
 		}
 	}
 	side := c.bisect(g, w0/w, ub, newRand(c.o.Seed, 1, uint64(lo), uint64(hi)))
-	gs, labels := c.split(g, label, side)
+	// A side that is one part needs no graph of its own.
+	first := [2]int32{int32(lo), int32(mid)}
+	more := [2]bool{mid-lo > 1, hi-mid > 1}
+	for v, s := range side {
+		if !more[s] {
+			part[label[v]] = first[s]
+		}
+	}
+	if !more[0] && !more[1] {
+		return
+	}
+	gs, labels := c.split(g, label, side, more)
 	half := func(s, lo, hi int) func(*ctrl) {
 		return func(c *ctrl) {
+			if !more[s] {
+				return
+			}
 			c.recursiveBisect(gs[s], labels[s], lo, hi, ub, part)
 			c.ws.arena.freeGraph(gs[s])
 			c.ws.arena.put32(labels[s])

@@ -2,10 +2,11 @@ package serial
 
 import "time"
 
-// split returns the two subgraphs induced by the sides of a bisection, with
-// the edges between them dropped, and for each the label (the vertex of the
-// original graph) of every vertex. Their arrays come from the arena.
-func (c *ctrl) split(g *Graph, label []int32, side []int8) (gs [2]*Graph, labels [2][]int32) {
+// split returns the subgraphs induced by the sides s of a bisection with
+// want[s], with the edges between the sides dropped, and for each the
+// label (the vertex of the original graph) of every vertex; the others are
+// nil. Their arrays come from the arena.
+func (c *ctrl) split(g *Graph, label []int32, side []int8, want [2]bool) (gs [2]*Graph, labels [2][]int32) {
 	defer c.since(PhaseSplit, time.Now())
 	n, nc := g.N(), g.NCon
 	rename := grow32(&c.ws.rename, n)
@@ -15,6 +16,9 @@ func (c *ctrl) split(g *Graph, label []int32, side []int8) (gs [2]*Graph, labels
 		s := side[v]
 		rename[v] = nv[s]
 		nv[s]++
+		if !want[s] {
+			continue
+		}
 		for _, u := range g.Adjncy[g.Xadj[v]:g.Xadj[v+1]] {
 			if side[u] == s {
 				ne[s]++
@@ -22,12 +26,17 @@ func (c *ctrl) split(g *Graph, label []int32, side []int8) (gs [2]*Graph, labels
 		}
 	}
 	for s := range 2 {
-		gs[s] = c.ws.arena.newGraph(int(nv[s]), ne[s], nc)
-		labels[s] = c.ws.arena.get32(int(nv[s]))
+		if want[s] {
+			gs[s] = c.ws.arena.newGraph(int(nv[s]), ne[s], nc)
+			labels[s] = c.ws.arena.get32(int(nv[s]))
+		}
 	}
 	var ce [2]int64
 	for v := range n {
 		s := side[v]
+		if !want[s] {
+			continue
+		}
 		sg, sv := gs[s], rename[v]
 		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
 			if u := g.Adjncy[e]; side[u] == s {
