@@ -19,6 +19,11 @@ func sortedKeys(g *DistGraph, v int32) []edgeKey {
 	for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
 		keys = append(keys, g.edgeKey(v, e))
 	}
+	sortLargestFirst(keys)
+	return keys
+}
+
+func sortLargestFirst(keys []edgeKey) {
 	slices.SortFunc(keys, func(a, b edgeKey) int {
 		switch {
 		case b.less(a):
@@ -28,7 +33,6 @@ func sortedKeys(g *DistGraph, v int32) []edgeKey {
 		}
 		return 0
 	})
-	return keys
 }
 
 // A vertex's threshold is its keep-th key among all its edges' keys sorted,
@@ -127,15 +131,7 @@ func TestReplicaKeepsHeaviestKeys(t *testing.T) {
 				for e := whole.Xadj[x]; e < whole.Xadj[x+1]; e++ {
 					keys = append(keys, key(x, e))
 				}
-				slices.SortFunc(keys, func(a, b edgeKey) int {
-					if a.less(b) {
-						return 1
-					}
-					if b.less(a) {
-						return -1
-					}
-					return 0
-				})
+				sortLargestFirst(keys)
 				if k := keepOf(x); len(keys) > k {
 					cut[x] = &keys[k-1]
 				}
