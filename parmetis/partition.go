@@ -164,13 +164,24 @@ func PartitionKway(g *DistGraph, o Options) (*Result, error) {
 	if ctl.coarsening, err = o.Coarsening.resolve(g); err != nil {
 		return nil, err
 	}
-	levels, cmaps, stats, err := coarsen(g, ctl)
-	if err != nil {
-		return nil, err
-	}
-	part, err := initialPartition(levels[len(levels)-1], ctl, len(levels) > 1)
-	if err != nil {
-		return nil, err
+	var levels []*DistGraph
+	var cmaps [][]int64
+	var stats []LevelStats
+	part := o.start
+	if part != nil {
+		// Refined on g itself: no hierarchy.
+		arcs, err := g.arcs()
+		if err != nil {
+			return nil, err
+		}
+		levels, stats = []*DistGraph{g}, []LevelStats{{Vertices: g.N(), Arcs: arcs}}
+	} else {
+		if levels, cmaps, stats, err = coarsen(g, ctl); err != nil {
+			return nil, err
+		}
+		if part, err = initialPartition(levels[len(levels)-1], ctl, len(levels) > 1); err != nil {
+			return nil, err
+		}
 	}
 	var r *refiner
 	for l := len(levels) - 1; l >= 0; l-- {
@@ -186,7 +197,9 @@ func PartitionKway(g *DistGraph, o Options) (*Result, error) {
 			return nil, err
 		}
 		stats[l].ProjectedCut = r.cut
-		if l < len(levels)-1 { // the coarsest was refined by the serial partitioner
+		// The serial partitioner refined the coarsest graph; a start
+		// given is refined here.
+		if l < len(levels)-1 || o.start != nil {
 			if err := r.refine(); err != nil {
 				return nil, err
 			}

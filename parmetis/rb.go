@@ -59,6 +59,10 @@ type rbStats struct {
 	depth   int     // bisection levels of the whole recursion
 	budget  float64 // arcs a rank's group may give it: splitBudget of its share
 	scope   *pieceScope
+	// core: whether the graph hangs on a dense core, so its bisections
+	// start from degree splits (1), not (-1), or not decided yet (0; see
+	// coreStart).
+	core int8
 }
 
 func (st *rbStats) since(phase string, t0 time.Time) { st.seconds[phase] += time.Since(t0).Seconds() }
@@ -132,6 +136,9 @@ func rbRecurse(g *DistGraph, o Options, first int, tp []float64, depth int, st *
 		// among the ranks, shrinks it to a tenth.
 		bi.MaxReplicated = withSlack(max(replicateFloor, int64(st.budget)))
 		bi.coarsenFirst = true
+	}
+	if bi.start, err = g.coreStart(bi, st); err != nil {
+		return nil, err
 	}
 	res, err := PartitionKway(g, bi)
 	if err != nil {
