@@ -14,9 +14,9 @@ import (
 // hangs on it: R-MAT 20's first bisection cut 4.4% of the edges this way,
 // where the multilevel scheme's coarsest graph (stars around the hubs,
 // each holding core and periphery) projected a cut of 46% that refinement
-// brought to 10%. It returns the part of every owned vertex and the
-// fraction of the edge weight the split cuts. It is collective.
-func (g *DistGraph) degreeSplit(tp1 float64) ([]int32, float64, error) {
+// brought to 10%. It returns the part of every owned vertex. It is
+// collective.
+func (g *DistGraph) degreeSplit(tp1 float64) ([]int32, error) {
 	nl := g.NLocal()
 	var top int64
 	for v := range nl {
@@ -24,7 +24,7 @@ func (g *DistGraph) degreeSplit(tp1 float64) ([]int32, float64, error) {
 	}
 	top, err := collective.Max(g.c, top)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	// The weight of each degree, over all ranks.
 	hist := make([]int64, top+1)
@@ -32,7 +32,7 @@ func (g *DistGraph) degreeSplit(tp1 float64) ([]int32, float64, error) {
 		hist[g.Xadj[v+1]-g.Xadj[v]] += g.Vwgt[v*g.NCon]
 	}
 	if hist, err = collective.Allreduce(g.c, hist, rank.Sum); err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	var total int64
 	for _, w := range hist {
@@ -53,7 +53,7 @@ func (g *DistGraph) degreeSplit(tp1 float64) ([]int32, float64, error) {
 	}
 	before, _, err := collective.Offset(g.c, mine)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	part := make([]int32, nl)
 	for v := range nl {
@@ -65,8 +65,7 @@ func (g *DistGraph) degreeSplit(tp1 float64) ([]int32, float64, error) {
 			before += g.Vwgt[v*g.NCon]
 		}
 	}
-	frac, err := g.cutFraction(part)
-	return part, frac, err
+	return part, nil
 }
 
 // cutFraction returns the fraction of g's edge weight that the bisection
@@ -78,14 +77,11 @@ func (g *DistGraph) cutFraction(part []int32) (float64, error) {
 		return 0, err
 	}
 	sums := make([]int64, 2)
+	for _, w := range g.Adjwgt {
+		sums[0] += w
+	}
 	for v := range int32(g.NLocal()) {
-		for e := g.Xadj[v]; e < g.Xadj[v+1]; e++ {
-			w := g.Adjwgt[e]
-			sums[0] += w
-			if full[g.Adj[e]] != full[v] {
-				sums[1] += w
-			}
-		}
+		sums[1] += external(g, full, v)
 	}
 	sums, err := collective.Allreduce(g.c, sums, rank.Sum)
 	if err != nil || sums[0] == 0 {
@@ -107,11 +103,15 @@ func (g *DistGraph) coreStart(o Options, st *rbStats) ([]int32, error) {
 	if c, err := o.Coarsening.resolve(g); err != nil || c != CoarsenStars {
 		return nil, err
 	}
-	part, frac, err := g.degreeSplit(o.TargetWeights[1])
+	part, err := g.degreeSplit(o.TargetWeights[1])
 	if err != nil {
 		return nil, err
 	}
 	if st.core == 0 {
+		frac, err := g.cutFraction(part)
+		if err != nil {
+			return nil, err
+		}
 		st.core = -1
 		if frac <= coreSplitCut {
 			st.core = 1

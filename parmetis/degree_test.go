@@ -25,7 +25,11 @@ func TestDegreeSplitTakesHighestDegrees(t *testing.T) {
 					if err != nil {
 						return err
 					}
-					part, frac, err := g.degreeSplit(share)
+					part, err := g.degreeSplit(share)
+					if err != nil {
+						return err
+					}
+					frac, err := g.cutFraction(part)
 					if err != nil {
 						return err
 					}
