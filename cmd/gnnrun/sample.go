@@ -27,7 +27,12 @@ partitions per rank when P < K, P/K ranks per partition when P >= K, which
 must then be a multiple of K) and samples --epochs epochs of mini-batches,
 each rank its share of the training set, then prints batches/s, seeds/s and
 sampled edges/s per rank and in total, the share of frontier nodes sampled
-at other ranks, and the bytes exchanged for them.
+at other ranks, the bytes exchanged for them, and the time per frontier
+node: µs/local is the sampler's local steps (drawing its own partitions'
+nodes, numbering the blocks) over the nodes drawn here, µs/remote its
+remote steps (the exchanges or one-sided reads, what they wait for, and
+drawing the nodes other ranks ask of this one) over the nodes drawn
+elsewhere.
 
 ` + batchFlagsHelp,
 		flags: func(fs *pflag.FlagSet) { sampleFlags.register(fs); sampleServe.register(fs) },
@@ -145,21 +150,24 @@ func (j *sampleJob) close() error {
 	return j.sm.Close()
 }
 
-// report prints per rank and in total the rates, the remote share and the
-// bytes exchanged, and records them.
+// report prints per rank and in total the rates, the remote share, the
+// bytes exchanged and the time per local and per remote frontier node
+// (the sampler's local and remote steps over the nodes each served), and
+// records them.
 func (j *sampleJob) report() error {
 	e := j.e
 	st := j.sm.Stats()
 	pst := j.plan.Stats()
-	mine := []float64{j.secs, float64(st.Batches), float64(st.Seeds), float64(st.Edges), float64(st.LocalNodes), float64(st.RemoteNodes), float64(st.Sent), float64(st.Received), pst.LocalShare}
+	mine := []float64{j.secs, float64(st.Batches), float64(st.Seeds), float64(st.Edges), float64(st.LocalNodes), float64(st.RemoteNodes), float64(st.Sent), float64(st.Received), pst.LocalShare,
+		st.LocalSeconds, st.RemoteSeconds}
 	all, _, err := collective.Allgatherv(e.comm, mine)
 	if err != nil {
 		return err
 	}
 	w := len(mine)
-	var sum [9]float64
+	var sum [11]float64
 	slowest := 0.0
-	e.printf("  %4s %9s %10s %12s %14s %8s %12s %10s\n", "rank", "batches", "batches/s", "seeds/s", "edges/s", "remote", "exchanged", "own seeds")
+	e.printf("  %4s %9s %10s %12s %14s %8s %12s %10s %10s %10s\n", "rank", "batches", "batches/s", "seeds/s", "edges/s", "remote", "exchanged", "own seeds", "µs/local", "µs/remote")
 	for r := range e.comm.Size() {
 		v := all[r*w : (r+1)*w]
 		for k := range v {
@@ -167,12 +175,12 @@ func (j *sampleJob) report() error {
 		}
 		slowest = max(slowest, v[0])
 		secs := max(v[0], 1e-9)
-		e.printf("  %4d %9.0f %10.1f %12.4g %14.4g %7.1f%% %12s %9.1f%%\n", r, v[1], v[1]/secs, v[2]/secs, v[3]/secs,
-			100*v[5]/max(1, v[4]+v[5]), report.Bytes(int64(v[6]+v[7])), 100*v[8])
+		e.printf("  %4d %9.0f %10.1f %12.4g %14.4g %7.1f%% %12s %9.1f%% %10s %10s\n", r, v[1], v[1]/secs, v[2]/secs, v[3]/secs,
+			100*v[5]/max(1, v[4]+v[5]), report.Bytes(int64(v[6]+v[7])), 100*v[8], perNodeMicros(v[9], v[4]), perNodeMicros(v[10], v[5]))
 	}
 	slowest = max(slowest, 1e-9)
-	e.printf("  %4s %9.0f %10.1f %12.4g %14.4g %7.1f%% %12s   (rates over the slowest rank's %.3fs)\n", "all", sum[1], sum[1]/slowest, sum[2]/slowest, sum[3]/slowest,
-		100*sum[5]/max(1, sum[4]+sum[5]), report.Bytes(int64(sum[6]+sum[7])), slowest)
+	e.printf("  %4s %9.0f %10.1f %12.4g %14.4g %7.1f%% %12s %10s %10s %10s   (rates over the slowest rank's %.3fs)\n", "all", sum[1], sum[1]/slowest, sum[2]/slowest, sum[3]/slowest,
+		100*sum[5]/max(1, sum[4]+sum[5]), report.Bytes(int64(sum[6]+sum[7])), "", perNodeMicros(sum[9], sum[4]), perNodeMicros(sum[10], sum[5]), slowest)
 	trained, err := j.f.reportTrained(e, j.trained, pst.Items)
 	if err != nil {
 		return err
@@ -183,7 +191,17 @@ func (j *sampleJob) report() error {
 	e.rec.Set("sample", map[string]any{
 		"seconds_slowest": slowest, "batches": sum[1], "seeds": sum[2], "edges": sum[3],
 		"edges_per_s": sum[3] / slowest, "remote_share": sum[5] / max(1, sum[4]+sum[5]), "bytes_exchanged": sum[6] + sum[7],
+		"local_nodes": sum[4], "remote_nodes": sum[5], "local_seconds": sum[9], "remote_seconds": sum[10],
 		"batches_per_epoch_per_rank": pst.PerRank, "empty_per_epoch": pst.Empty, "training_items": pst.Items, "trained": trained,
 	})
 	return nil
+}
+
+// perNodeMicros formats seconds over nodes in microseconds a node, or "–"
+// where there were none.
+func perNodeMicros(secs, nodes float64) string {
+	if nodes == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", secs/nodes*1e6)
 }

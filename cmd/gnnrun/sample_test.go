@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -278,5 +279,71 @@ func TestSampleTrainsEverySeedUnderMPI(t *testing.T) {
 		if want := fmt.Sprintf("every epoch trained all %s training nodes", report.Count(n)); !strings.Contains(res.stdout, want) {
 			t.Fatalf("batch size %d: the printout lacks %q:\n%s", bs, want, res.stdout)
 		}
+	}
+}
+
+// TestSampleReportsCostPerNode samples the same batches on 1 and 4 ranks:
+// the frontier nodes the report counts (local plus remote) are the same
+// at both rank counts, as the batches are; one rank has no remote nodes
+// and the printout gives no remote cost; at 4 ranks the printout's total row gives a time
+// per remote node, and the report the seconds it comes from.
+func TestSampleReportsCostPerNode(t *testing.T) {
+	needMPIRun(t)
+	parts := partsOf(t, genSmall(t, false))
+	type counts struct {
+		Local   float64 `json:"local_nodes"`
+		Remote  float64 `json:"remote_nodes"`
+		LocalS  float64 `json:"local_seconds"`
+		RemoteS float64 `json:"remote_seconds"`
+	}
+	run := func(np int) (counts, string) {
+		rep := filepath.Join(t.TempDir(), "report.json")
+		res := mustRun(t, np, "sample", parts, "--fanouts", "4,3", "--batch-size", "16", "--epochs", "1", "--seed", "3", "--report", rep)
+		blob, err := os.ReadFile(rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r struct {
+			Results struct {
+				Sample counts `json:"sample"`
+			} `json:"results"`
+		}
+		if err := json.Unmarshal(blob, &r); err != nil {
+			t.Fatal(err)
+		}
+		return r.Results.Sample, res.stdout
+	}
+	one, out1 := run(1)
+	four, out4 := run(4)
+	if one.Local == 0 || one.Remote != 0 {
+		t.Fatalf("one rank: the report says %+v; it has no remote nodes to draw", one)
+	}
+	if four.Remote == 0 || four.Local+four.Remote != one.Local {
+		t.Fatalf("4 ranks: %v local + %v remote frontier nodes; the same batches on one rank drew %v", four.Local, four.Remote, one.Local)
+	}
+	if four.RemoteS <= 0 || four.LocalS <= 0 {
+		t.Fatalf("4 ranks: the report's seconds %+v", four)
+	}
+	total := func(out string) []string {
+		for _, line := range strings.Split(out, "\n") {
+			if f := strings.Fields(line); len(f) > 0 && f[0] == "all" {
+				return f
+			}
+		}
+		t.Fatalf("no total row in:\n%s", out)
+		return nil
+	}
+	// all, batches, batches/s, seeds/s, edges/s, remote, exchanged (2
+	// fields), µs/local, µs/remote, then the note.
+	if f := total(out1); len(f) < 10 || f[9] != "–" {
+		t.Fatalf("one rank: the total row gives a remote cost: %q", f)
+	}
+	f := total(out4)
+	if len(f) < 10 {
+		t.Fatalf("4 ranks: the total row %q", f)
+	}
+	want := four.RemoteS / four.Remote * 1e6
+	if got, err := strconv.ParseFloat(f[9], 64); err != nil || math.Abs(got-want) > 0.006 {
+		t.Fatalf("4 ranks: the total row's µs/remote %q; the report's seconds over nodes give %.2f", f[9], want)
 	}
 }
