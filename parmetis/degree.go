@@ -90,6 +90,27 @@ func (g *DistGraph) cutFraction(part []int32) (float64, error) {
 	return float64(sums[1]) / float64(sums[0]), nil
 }
 
+// hangsOnCore reports whether the first bisection of g's recursive
+// bisection into o.Parts parts would start from a degree split (see
+// coreStart): where it does, one rank bisects g as several do, where
+// otherwise it partitions g serially. It is collective.
+func (g *DistGraph) hangsOnCore(o Options) (bool, error) {
+	arcs, err := g.arcs()
+	if err != nil || g.N()+arcs <= replicateFloor {
+		return false, err
+	}
+	if o, err = o.normalized(g.N(), g.NCon); err != nil {
+		return false, err
+	}
+	w0 := 0.0
+	for _, w := range o.TargetWeights[:o.Parts/2] {
+		w0 += w
+	}
+	o.TargetWeights = []float64{w0, 1 - w0}
+	part, err := g.coreStart(o, &rbStats{seconds: map[string]float64{}})
+	return part != nil, err
+}
+
 // coreStart returns the degree split of g, a side of a recursive
 // bisection, to start its bisection from (see coreSplitCut), deciding at
 // the recursion's first bisection whether the graph hangs on a dense core;

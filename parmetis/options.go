@@ -18,7 +18,8 @@ type Options struct {
 	// O((N+M)/P), and inside PartitionRB the arcs a lone rank may
 	// partition (see splitBudget); a ceiling so picked may be exceeded by
 	// ceilingSlack. On one rank the whole graph is partitioned serially,
-	// unless Partition finds communities (see probeCommunities).
+	// unless Partition finds communities (see probeCommunities) or a dense
+	// core (see hangsOnCore).
 	MaxReplicated int64
 	// MaxLevels bounds the levels of distributed coarsening (default 40).
 	MaxLevels int
@@ -40,6 +41,9 @@ type Options struct {
 	// start is a partition of the owned vertices to refine on the graph
 	// itself, without coarsening (a core split, see rbRecurse), or nil.
 	start []int32
+	// core is PartitionRB's decision whether the graph hangs on a dense
+	// core, where Partition made it already (1; see rbStats.core), or 0.
+	core int8
 }
 
 // defaultMaxLevels is Options.MaxLevels' default.

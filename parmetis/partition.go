@@ -71,7 +71,8 @@ func ParseMethod(s string) (Method, error) {
 
 // Partition computes a K-way partition of g with minimum edge cut under the
 // balance constraints, by distributed recursive bisection (PartitionRB) when
-// K > 2 on several ranks and by the direct multilevel scheme (PartitionKway)
+// K > 2 on several ranks, or on one rank for a graph that hangs on a dense
+// core (hangsOnCore), and by the direct multilevel scheme (PartitionKway)
 // otherwise or on a graph with communities (probeCommunities), unless
 // o.Method says which. It is collective and
 // deterministic for a given seed and rank count.
@@ -89,8 +90,19 @@ func Partition(g *DistGraph, o Options) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		if communities {
+		switch {
+		case communities:
 			m = MethodKway
+		case o.Parts > 2 && g.c.Size() == 1:
+			core, err := g.hangsOnCore(o)
+			if err != nil {
+				return nil, err
+			}
+			if core {
+				// Bisected from degree splits, as on several ranks,
+				// not serially (see rbRecurse).
+				m, o.core = MethodRB, 1
+			}
 		}
 	}
 	if m == MethodRB {

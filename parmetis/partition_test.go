@@ -253,16 +253,19 @@ func rmatInput(t *testing.T, planted float64, r, np int) Input {
 // collapses it (R-MAT with planted communities) is partitioned k-way at
 // K = 4: on one rank coarsened before the serial partitioner, on two
 // without recursive bisection. Plain R-MAT, whose stars keep a quarter of
-// it, is partitioned serially whole on one rank and bisected on two, as is
-// the planted graph at K = 16 (above probeMaxParts). Every partition stays
-// within the bound, and the planted one at K = 4 is cut no more than by
-// the serial partitioner on the whole graph.
+// it and which hangs on a dense core, is bisected from degree splits on
+// one rank and on two; the planted graph at K = 16 (above probeMaxParts),
+// whose degree split cuts too much, is partitioned serially whole on one
+// rank and bisected on two. Every partition stays within the bound; the
+// planted one at K = 4 is cut no more than by the serial partitioner on
+// the whole graph, and plain R-MAT less.
 func TestCommunitiesPartitionedKway(t *testing.T) {
 	for _, c := range []struct {
 		planted float64
 		k       int
-		kway    bool
-	}{{0.7, 4, true}, {0, 4, false}, {0.7, 16, false}} {
+		kway    bool // k-way at every rank count
+		core    bool // bisected from degree splits, on one rank too
+	}{{0.7, 4, true, false}, {0, 4, false, true}, {0.7, 16, false, false}} {
 		var whole int64
 		for _, np := range []int{1, 2} {
 			what := fmt.Sprintf("planted %v, K = %d, np = %d", c.planted, c.k, np)
@@ -281,21 +284,24 @@ func TestCommunitiesPartitionedKway(t *testing.T) {
 			if np == 1 && (len(res.Levels) > 1) != c.kway {
 				t.Errorf("%s: %d levels, want coarsening %v", what, len(res.Levels), c.kway)
 			}
-			if np == 2 && bisected == c.kway {
-				t.Errorf("%s: bisected %v, want %v", what, bisected, !c.kway)
+			if want := !c.kway && (np > 1 || c.core); bisected != want {
+				t.Errorf("%s: bisected %v, want %v", what, bisected, want)
 			}
 			in := rmatInput(t, c.planted, 0, 1)
 			m := measure(t, in, part, o, nodes(in.N))
 			checkBounded(t, what, m, 1.03)
-			if !c.kway {
+			if !c.kway && !c.core {
 				continue
 			}
 			if np == 1 {
-				o.MaxReplicated = math.MaxInt64 // the serial partitioner on the whole graph
-				whole2, _ := partitionWith(o)
+				serially := o
+				serially.Method = MethodKway
+				serially.MaxReplicated = math.MaxInt64 // the serial partitioner on the whole graph
+				whole2, _ := partitionWith(serially)
 				whole = measure(t, in, whole2, o, nodes(in.N)).Cut
 			}
-			if m.Cut > whole*101/100 {
+			t.Logf("%s: cut %d, serially whole %d", what, m.Cut, whole)
+			if c.kway && m.Cut > whole*101/100 || c.core && m.Cut >= whole {
 				t.Errorf("%s: cut %d, serially whole %d", what, m.Cut, whole)
 			}
 		}
