@@ -93,3 +93,92 @@ func TestBalanceFailureNamesReachableBound(t *testing.T) {
 		})
 	}
 }
+
+// TestBalanceUnlocksConstraints starts from partitions of two constraints
+// where every move that fits is refused, and checks that balancing brings
+// every part within both bounds, counted here from the vertices' parts and
+// weights. Each vertex weighs 1 in the first constraint and 0, 1 or 10 in
+// the second; targets 100 and 200 a part, bounds 103 and 206.
+//   - Every part over: part 0 in the first (its vertices may go only to
+//     parts over in the second, where its light ones weigh nothing), parts
+//     1 and 2 in the second (their heavy vertices fit only part 0).
+//   - Part 0 exactly at its bound in the first and well under in the
+//     second, parts 1 and 2 one over in the second: a move into part 0
+//     puts it over by more than it takes off the others, and part 0,
+//     within its bounds, owes nothing; only bounds tightened while
+//     unlocking make it give up room.
+func TestBalanceUnlocksConstraints(t *testing.T) {
+	type layout struct{ light, units, heavy int } // a part's vertices by weight in the second constraint
+	for _, c := range []struct {
+		name  string
+		parts [3]layout
+	}{
+		{"all over", [3]layout{{100, 0, 6}, {70, 0, 27}, {70, 0, 27}}},
+		{"one full", [3]layout{{79, 6, 18}, {72, 7, 20}, {71, 7, 20}}},
+	} {
+		var partOf []int32
+		var second []int64
+		for p, l := range c.parts {
+			for i := range l.light + l.units + l.heavy {
+				w := int64(0)
+				switch {
+				case i < l.units:
+					w = 1
+				case i < l.units+l.heavy:
+					w = 10
+				}
+				partOf, second = append(partOf, int32(p)), append(second, w)
+			}
+		}
+		n := len(partOf)
+		o := Options{Options: serial.Options{Parts: 3, Seed: 1, Imbalance: []float64{1.03, 1.03}}}
+		for _, np := range []int{1, 2} {
+			var part []int32
+			runWorld(t, np, func(cm *collective.Comm) error {
+				g, _, err := Build(cm, ring(n, cm.Rank(), cm.Size()))
+				if err != nil {
+					return err
+				}
+				w := make([]int64, 2*g.NLocal())
+				local := make([]int32, g.NLocal())
+				for v := range local {
+					gid := g.GID(int32(v))
+					local[v], w[2*v], w[2*v+1] = partOf[gid], 1, second[gid]
+				}
+				if err := g.SetVertexWeights(2, w); err != nil {
+					return err
+				}
+				ctl, err := newCtrl(g, o)
+				if err != nil {
+					return err
+				}
+				r, err := newRefiner(g, ctl, 0, local)
+				if err != nil {
+					return err
+				}
+				if r.pb.balanced() {
+					return fmt.Errorf("%s: weights %v within %v before balancing", c.name, r.pb.w, r.pb.max)
+				}
+				if err := r.balance(true); err != nil {
+					return fmt.Errorf("%s: %v", c.name, err)
+				}
+				if err := r.verifyCut(); err != nil {
+					return err
+				}
+				all, _, err := collective.Allgatherv(cm, r.full[:g.NLocal()])
+				part = all
+				return err
+			})
+			var first, sec [3]int64
+			for v, p := range part {
+				first[p]++
+				sec[p] += second[v]
+			}
+			for p := range 3 {
+				if first[p] > 103 || sec[p] > 206 {
+					t.Errorf("%s, np = %d: part %d weighs %d and %d, bounds 103 and 206", c.name, np, p, first[p], sec[p])
+				}
+			}
+		}
+	}
+}

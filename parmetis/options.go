@@ -165,6 +165,10 @@ const (
 	// balanceRounds bounds the rounds of the balancing phase; each round
 	// moves every rank's share of the excess, so few are needed.
 	balanceRounds = 32
+	// unlockKeep is the share of each constraint's allowance over its
+	// target that the bounds keep while unlock balances constraints that
+	// lock each other.
+	unlockKeep = 0.875
 
 	// splitBudget is the fraction of a rank's share of the input's arcs
 	// that a split may give one rank to partition alone. The serial

@@ -51,6 +51,33 @@ func (b *partBook) fits(w []int64, p int, vw []int64) bool {
 	return true
 }
 
+// eases reports whether moving weights vw from part a to part b lowers
+// the two parts' excess over their bounds (see excess), on top of the
+// weights w.
+func (b *partBook) eases(w []int64, from, to int, vw []int64) bool {
+	return b.excess(w, from, vw, -1)+b.excess(w, to, vw, 1) < b.excess(w, from, nil, 0)+b.excess(w, to, nil, 0)
+}
+
+// excess returns how far part p, with sign times vw added to its weights
+// w (vw nil: as they are), is above its bounds, summed over the
+// constraints, each relative to its bound (a constraint whose bound is 0
+// counts its weight).
+func (b *partBook) excess(w []int64, p int, vw []int64, sign int64) float64 {
+	var e float64
+	for c := range b.ncon {
+		x := w[p*b.ncon+c]
+		if vw != nil {
+			x += sign * vw[c]
+		}
+		if m := b.max[p*b.ncon+c]; m > 0 {
+			e += max(0, float64(x)/m-1)
+		} else if x > 0 {
+			e += float64(x)
+		}
+	}
+	return e
+}
+
 // over returns how far part p is above its bound in the constraint where
 // it is furthest above, relative to the bound (0 when within bounds).
 func (b *partBook) over(w []int64, p int) float64 {

@@ -28,6 +28,8 @@ type refiner struct {
 	seen  []int32
 	two   *twoWay    // with two parts: gains in O(1)
 	tab   *connTable // with more parts: connectivity in O(parts touched)
+	// unlocking: balancing takes moves that ease the excess (see unlock).
+	unlocking bool
 }
 
 // twoWay keeps, for a partition into two parts, each owned vertex's edge
@@ -339,9 +341,10 @@ func (r *refiner) settle(moves []move, guard bool) (bool, error) {
 	if err != nil || !anyMoves {
 		return false, err
 	}
-	moves, err = r.undoOverflow(moves)
-	if err != nil {
-		return false, err
+	if !r.unlocking { // (unlocking, one rank moves, knowing every weight)
+		if moves, err = r.undoOverflow(moves); err != nil {
+			return false, err
+		}
 	}
 	nl := r.g.NLocal()
 	oldGhosts := slices.Clone(r.full[nl:])
