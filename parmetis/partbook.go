@@ -51,11 +51,13 @@ func (b *partBook) fits(w []int64, p int, vw []int64) bool {
 	return true
 }
 
-// eases reports whether moving weights vw from part a to part b lowers
-// the two parts' excess over their bounds (see excess), on top of the
-// weights w.
+// eases reports whether moving weights vw from part from to part to
+// lowers the two parts' excess over their bounds (see excess), on top of
+// the weights w, by more than rounding could (a move between two parts
+// over in the same constraint only shifts the excess).
 func (b *partBook) eases(w []int64, from, to int, vw []int64) bool {
-	return b.excess(w, from, vw, -1)+b.excess(w, to, vw, 1) < b.excess(w, from, nil, 0)+b.excess(w, to, nil, 0)
+	const rounding = 1e-12
+	return b.excess(w, from, vw, -1)+b.excess(w, to, vw, 1) < b.excess(w, from, nil, 0)+b.excess(w, to, nil, 0)-rounding
 }
 
 // excess returns how far part p, with sign times vw added to its weights
