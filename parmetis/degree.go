@@ -102,11 +102,7 @@ func (g *DistGraph) hangsOnCore(o Options) (bool, error) {
 	if o, err = o.normalized(g.N(), g.NCon); err != nil {
 		return false, err
 	}
-	w0 := 0.0
-	for _, w := range o.TargetWeights[:o.Parts/2] {
-		w0 += w
-	}
-	o.TargetWeights = []float64{w0, 1 - w0}
+	o.TargetWeights = bisectionTargets(o.TargetWeights)
 	part, err := g.coreStart(o, &rbStats{seconds: map[string]float64{}})
 	return part != nil, err
 }

@@ -119,12 +119,8 @@ func rbRecurse(g *DistGraph, o Options, first int, tp []float64, depth int, st *
 		return st.scope.deferPiece(g, arcs, o, first, tp, scaleBounds(o.Imbalance, depth, st.depth))
 	}
 	k0 := k / 2
-	w0 := 0.0
-	for _, w := range tp[:k0] {
-		w0 += w
-	}
 	bi := o
-	bi.Parts, bi.TargetWeights = 2, []float64{w0, 1 - w0}
+	bi.Parts, bi.TargetWeights = 2, bisectionTargets(tp)
 	bi.Imbalance = scaleBounds(o.Imbalance, 1, st.depth)
 	bi.bisection = true
 	if bi.MaxReplicated == 0 {
@@ -192,6 +188,17 @@ func rbRecurse(g *DistGraph, o Options, first int, tp []float64, depth int, st *
 	}
 	defer st.since("split", time.Now())
 	return ind.back(res.Part, subPart)
+}
+
+// bisectionTargets returns the target weights of the bisection that
+// splits parts with target weights tp: side 0 takes the first half of the
+// parts (len(tp)/2 of them), side 1 the rest.
+func bisectionTargets(tp []float64) []float64 {
+	w0 := 0.0
+	for _, w := range tp[:len(tp)/2] {
+		w0 += w
+	}
+	return []float64{w0, 1 - w0}
 }
 
 // splitPays reports whether splitting the ranks p0 : P-p0 between the two
