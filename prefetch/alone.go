@@ -106,14 +106,8 @@ func (l *Loader) measureAlone(n int) (StagesAlone, error) {
 		return a, fmt.Errorf("prefetch: the stages alone need more than %d batches per epoch", warm)
 	}
 	l.stats.init(len(l.samplers))
-	node, err := l.c.SplitShared()
-	if err != nil {
-		return a, err
-	}
-	// The CPUs the rank may run on, or its share of the machine's where
-	// its ranks share them.
-	a.Cores = min(float64(runtime.NumCPU()), float64(machineCPUs())/float64(node.Size()))
-	if err := node.Free(); err != nil {
+	var err error
+	if a.Cores, err = rankCores(l.c); err != nil {
 		return a, err
 	}
 	sampled := make([]sampled, warm+n)

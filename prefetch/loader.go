@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -192,8 +193,15 @@ func (l *Loader) open() error {
 			}
 		}
 	}
+	if l.o.GatherWorkers == 0 {
+		cores, err := rankCores(l.c)
+		if err != nil {
+			return err
+		}
+		l.o.GatherWorkers = gatherWorkersFor(cores)
+	}
 	var err error
-	if l.stores, err = openStores(l.c, l.served, l.o.Feature, l.o.Sampler.Transport); err != nil {
+	if l.stores, err = openStores(l.c, l.served, l.o.Feature, l.o.Sampler.Transport, l.o.GatherWorkers); err != nil {
 		return err
 	}
 	if l.rows, err = storesLayout(l.served, l.o.Feature, l.stores); err != nil {
@@ -204,7 +212,7 @@ func (l *Loader) open() error {
 		l.types = newTypeIndex(l.served.Book, nt)
 	}
 	if l.o.Verify {
-		if l.verify, err = openStores(l.c, l.served, l.o.Feature, l.o.Sampler.Transport); err != nil {
+		if l.verify, err = openStores(l.c, l.served, l.o.Feature, l.o.Sampler.Transport, 1); err != nil {
 			return err
 		}
 		if l.vstream, err = l.o.Device.NewStream(); err != nil {
@@ -395,9 +403,38 @@ func (l *Loader) closeResources() error {
 	return first
 }
 
+// GatherWorkers returns the goroutines the gather's row copies are split
+// over: Options.GatherWorkers, or what the rank's cores gave for 0.
+func (l *Loader) GatherWorkers() int { return l.o.GatherWorkers }
+
+// gatherWorkersFor returns the gather's copy workers for a rank with cores
+// CPUs: a quarter of them, 1 to maxGatherWorkers. The sample workers and
+// the other stages take the rest. On a 16-core Xeon with an H100 the
+// gather (one goroutine) was the pipeline's slowest stage, 14.6 ms a batch
+// against 6.9 for sampling (R-MAT 20, 128 float32 features, 1 rank).
+func gatherWorkersFor(cores float64) int {
+	return max(1, min(maxGatherWorkers, int(cores/4)))
+}
+
+// maxGatherWorkers bounds the default gather workers: a few cores' copies
+// reach the memory system's bandwidth.
+const maxGatherWorkers = 8
+
+// rankCores returns the CPUs the rank may run on, or its share of the
+// machine's where its ranks share them. It is collective.
+func rankCores(c *collective.Comm) (float64, error) {
+	node, err := c.SplitShared()
+	if err != nil {
+		return 0, err
+	}
+	cores := min(float64(runtime.NumCPU()), float64(machineCPUs())/float64(node.Size()))
+	return cores, node.Free()
+}
+
 // openStores opens, for every node type with the feature array, a store
-// of its rows on its own communicator. It is collective.
-func openStores(c *collective.Comm, s *shard.Served, name string, t shard.Transport) ([]*shard.Store, error) {
+// of its rows on its own communicator, its copies split over workers
+// goroutines. It is collective.
+func openStores(c *collective.Comm, s *shard.Served, name string, t shard.Transport, workers int) ([]*shard.Store, error) {
 	stores := make([]*shard.Store, len(s.Config.NodeTypes))
 	var err error
 	found := false
@@ -410,7 +447,7 @@ func openStores(c *collective.Comm, s *shard.Served, name string, t shard.Transp
 			continue
 		}
 		found = true
-		if stores[ti], err = shard.NewStore(c, s, nt, name, t); err != nil {
+		if stores[ti], err = shard.NewStore(c, s, nt, name, t, shard.StoreCopyWorkers(workers)); err != nil {
 			break
 		}
 	}

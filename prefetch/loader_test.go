@@ -398,6 +398,7 @@ func TestOptionsChecked(t *testing.T) {
 		{func(o *Options) { o.DeviceDepth = -3 }, "must be at least 1"},
 		{func(o *Options) { o.SampleWorkers, o.SampleDepth = 4, 2 }, "sample depth 2 below the 4 sample workers"},
 		{func(o *Options) { o.HotBytes = -1 }, "hot cache"},
+		{func(o *Options) { o.GatherWorkers = -2 }, "-2 gather workers"},
 		{func(o *Options) { o.Device = nil }, "no device"},
 	} {
 		o := testOptions()
@@ -410,6 +411,19 @@ func TestOptionsChecked(t *testing.T) {
 	}
 	if !slices.Contains([]string{"reuse", "none"}, Reuse.String()) {
 		t.Error("cache mode names")
+	}
+}
+
+// The gather's copy workers default to a quarter of the rank's cores, one
+// at least and maxGatherWorkers at most.
+func TestGatherWorkersFromCores(t *testing.T) {
+	for _, c := range []struct {
+		cores float64
+		want  int
+	}{{1, 1}, {2, 1}, {7.5, 1}, {8, 2}, {16, 4}, {64, 8}, {192, 8}} {
+		if got := gatherWorkersFor(c.cores); got != c.want {
+			t.Errorf("%v cores: %d gather workers, want %d", c.cores, got, c.want)
+		}
 	}
 }
 

@@ -73,6 +73,10 @@ type Options struct {
 	SampleDepth   int // batches sampled ahead of the gather, default 8
 	GatherDepth   int // host buffers gathered ahead of the device copy, default 2
 	DeviceDepth   int // batches on the device ahead of the trainer, default 1
+	// GatherWorkers is the goroutines the gather's row copies are split
+	// over (shard.StoreCopyWorkers); 0: a quarter of the rank's cores, 1
+	// to maxGatherWorkers.
+	GatherWorkers int
 
 	// Eval are the sets the trainer evaluates on: after every EvalEvery
 	// epochs (default 1) and after the last, the batches of every set, in
@@ -135,6 +139,8 @@ func (o *Options) check() error {
 		return fmt.Errorf("prefetch: sample depth %d below the %d sample workers: each worker needs a batch in flight", o.SampleDepth, o.SampleWorkers)
 	case o.EvalEvery < 1:
 		return fmt.Errorf("prefetch: evaluation every %d epochs; at least 1", o.EvalEvery)
+	case o.GatherWorkers < 0:
+		return fmt.Errorf("prefetch: %d gather workers; at least 1 (0: from the rank's cores)", o.GatherWorkers)
 	case o.HotBytes < 0:
 		return fmt.Errorf("prefetch: hot cache of %d bytes", o.HotBytes)
 	case o.Cache != Reuse && o.Cache != NoCache:

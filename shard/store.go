@@ -3,6 +3,7 @@ package shard
 import (
 	"fmt"
 	"slices"
+	"sync"
 
 	"gnnrun/collective"
 	"gnnrun/graph"
@@ -49,7 +50,7 @@ func ParseTransport(s string) (Transport, error) {
 // StoreOption configures a Store.
 type StoreOption func(*storeOptions) error
 
-type storeOptions struct{ budget int }
+type storeOptions struct{ budget, copyWorkers int }
 
 // StoreBudget bounds the reply bytes one rank receives in one step of an
 // all-to-all Pull (default 256 MiB); a bigger Pull takes several steps.
@@ -62,6 +63,29 @@ func StoreBudget(n int) StoreOption {
 		return nil
 	}
 }
+
+// StoreCopyWorkers splits a Pull's row copies over n goroutines (default
+// 1): the rows it finds on this rank and, with the alltoall transport, the
+// rows it answers and receives. One core copying random rows keeps only a
+// few in flight and reaches a fraction of the memory system's bandwidth
+// (0.36-0.45 µs a 512-byte row on a 16-core Xeon, inside the loader);
+// for ranks with cores to spare. Pulls of fewer than parallelCopyBytes
+// copy on one.
+func StoreCopyWorkers(n int) StoreOption {
+	return func(o *storeOptions) error {
+		if n < 1 {
+			return fmt.Errorf("shard: store copy workers must be positive, got %d", n)
+		}
+		o.copyWorkers = n
+		return nil
+	}
+}
+
+// parallelCopyBytes is the least a Pull's copies must move to be split
+// over the copy workers: starting and waiting for a goroutine costs
+// microseconds, a 512-byte row a few hundred nanoseconds. (A variable for
+// the tests, whose pulls are small.)
+var parallelCopyBytes int64 = 256 << 10
 
 // StoreStats counts what a Store fetched.
 type StoreStats struct {
@@ -82,10 +106,12 @@ type Store struct {
 	own    []ownRows
 	locate func(id int64) (part int, row int64, err error)
 	served *Served
-	server []int         // per partition, the rank this one reads it from
-	wins   []rank.Window // per slot (see Served.Slot), over each rank's rows
-	budget int
-	stats  StoreStats
+	server []int // per partition, the rank this one reads it from
+	// copyWorkers is the goroutines a Pull's copies are split over.
+	copyWorkers int
+	wins        []rank.Window // per slot (see Served.Slot), over each rank's rows
+	budget      int
+	stats       StoreStats
 	// local is per partition this rank's rows of it, or nil.
 	local   [][]byte
 	scratch pullScratch
@@ -115,6 +141,7 @@ type ownRows struct {
 // stream of pulls does not fault in fresh pages every time.
 type pullScratch struct {
 	rem          []remote
+	remOf        [][]remote // per copy worker: its range's remote rows
 	order        []int
 	rows, asked  []int64
 	reply, got   []byte
@@ -216,7 +243,7 @@ func NewOrigIDStore(c *collective.Comm, s *Served, t Transport, opts ...StoreOpt
 }
 
 func newStore(c *collective.Comm, s *Served, what string, own []ownRows, rb int, locate func(int64) (int, int64, error), t Transport, opts []StoreOption) (*Store, error) {
-	o := storeOptions{budget: 256 << 20}
+	o := storeOptions{budget: 256 << 20, copyWorkers: 1}
 	for _, opt := range opts {
 		if err := opt(&o); err != nil {
 			return nil, err
@@ -232,7 +259,7 @@ func newStore(c *collective.Comm, s *Served, what string, own []ownRows, rb int,
 	if err != nil {
 		return nil, err
 	}
-	st := &Store{c: dc, t: t, what: what, own: own, locate: locate, served: s, budget: o.budget,
+	st := &Store{c: dc, t: t, what: what, own: own, locate: locate, served: s, budget: o.budget, copyWorkers: o.copyWorkers,
 		local: make([][]byte, s.Config.NumParts), server: make([]int, s.Config.NumParts)}
 	for k, p := range s.Parts {
 		st.local[p.ID] = own[k].data
@@ -348,33 +375,9 @@ func (s *Store) PullInto(dst []byte, ids []int64) error {
 	if len(dst) != len(ids)*s.rowBytes {
 		return errorf("store %s: %d bytes for %d rows of %d", s.what, len(dst), len(ids), s.rowBytes)
 	}
-	me, rb := s.c.Rank(), int64(s.rowBytes)
-	rem := s.scratch.rem[:0]
-	var bad error
-next:
-	for i, id := range ids {
-		for _, o := range s.own {
-			if id >= o.lo && id < o.hi {
-				row := id - o.lo
-				copy(dst[int64(i)*rb:int64(i+1)*rb], o.data[row*rb:(row+1)*rb])
-				s.stats.LocalRows++
-				continue next
-			}
-		}
-		part, row, err := s.locate(id)
-		if err != nil {
-			bad = err
-			break
-		}
-		srv := s.server[part]
-		if srv == me {
-			copy(dst[int64(i)*rb:], s.local[part][row*rb:(row+1)*rb])
-			s.stats.LocalRows++
-			continue
-		}
-		rem = append(rem, remote{at: i, server: srv, part: part, row: row})
-	}
-	s.scratch.rem = rem
+	rb := int64(s.rowBytes)
+	rem, local, bad := s.pullOwn(dst, ids)
+	s.stats.LocalRows += local
 	s.stats.Pulls++
 	s.stats.RemoteRows += int64(len(rem))
 	s.stats.RemoteBytes += int64(len(rem)) * rb
@@ -385,6 +388,94 @@ next:
 		return s.pullRMA(dst, rem)
 	}
 	return s.pullAlltoall(dst, rem, bad)
+}
+
+// pullOwn copies into dst the rows of ids this rank holds and returns the
+// others (in the order of ids), the rows copied, and the first ID that
+// cannot be found (the rows after it are neither copied nor listed). The
+// copy workers each take a contiguous range of ids.
+func (s *Store) pullOwn(dst []byte, ids []int64) ([]remote, int64, error) {
+	sc := &s.scratch
+	w := s.copySplit(len(ids))
+	if w == 1 {
+		rem, local, bad := s.pullOwnRange(dst, ids, 0, sc.rem[:0])
+		sc.rem = rem
+		return rem, local, bad
+	}
+	for len(sc.remOf) < w {
+		sc.remOf = append(sc.remOf, nil)
+	}
+	locals, bads := make([]int64, w), make([]error, w)
+	s.inRanges(len(ids), w, func(k, lo, hi int) {
+		sc.remOf[k], locals[k], bads[k] = s.pullOwnRange(dst, ids[lo:hi], lo, sc.remOf[k][:0])
+	})
+	rem, local := sc.rem[:0], int64(0)
+	for k := range w {
+		rem, local = append(rem, sc.remOf[k]...), local+locals[k]
+		if bads[k] != nil {
+			sc.rem = rem
+			return rem, local, bads[k]
+		}
+	}
+	sc.rem = rem
+	return rem, local, nil
+}
+
+// pullOwnRange is pullOwn for ids, which start at index base of the
+// Pull's, appending the remote rows to rem.
+func (s *Store) pullOwnRange(dst []byte, ids []int64, base int, rem []remote) ([]remote, int64, error) {
+	me, rb := s.c.Rank(), int64(s.rowBytes)
+	var local int64
+next:
+	for j, id := range ids {
+		i := int64(base + j)
+		for _, o := range s.own {
+			if id >= o.lo && id < o.hi {
+				row := id - o.lo
+				copy(dst[i*rb:(i+1)*rb], o.data[row*rb:(row+1)*rb])
+				local++
+				continue next
+			}
+		}
+		part, row, err := s.locate(id)
+		if err != nil {
+			return rem, local, err
+		}
+		srv := s.server[part]
+		if srv == me {
+			copy(dst[i*rb:(i+1)*rb], s.local[part][row*rb:(row+1)*rb])
+			local++
+			continue
+		}
+		rem = append(rem, remote{at: int(i), server: srv, part: part, row: row})
+	}
+	return rem, local, nil
+}
+
+// copySplit returns how many copy workers n rows are split over.
+func (s *Store) copySplit(n int) int {
+	if s.copyWorkers <= 1 || int64(n)*int64(s.rowBytes) < parallelCopyBytes {
+		return 1
+	}
+	return max(1, min(s.copyWorkers, n))
+}
+
+// inRanges runs f(k, lo, hi) for w contiguous ranges [lo, hi) that cover
+// [0, n), side by side when w > 1, and returns when all are done.
+func (s *Store) inRanges(n, w int, f func(k, lo, hi int)) {
+	if w <= 1 {
+		f(0, 0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for k := range w {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(k, k*n/w, (k+1)*n/w)
+		}()
+	}
+	wg.Wait()
 }
 
 // Close releases the store's windows and communicator; it is collective.

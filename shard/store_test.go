@@ -60,18 +60,22 @@ func pullAll(t *testing.T, p int, out string, in *inputGraph, ref idOrder, ntype
 			return fmt.Errorf("rank %d: original IDs of %d nodes differ from the assignment's order", c.Rank(), len(mine))
 		}
 		for _, tr := range []Transport{Alltoall, RMA} {
-			if err := pullRows(c, pt, ntype, name, tr, mine, wantRows, local); err != nil {
-				return err
+			for _, w := range []int{1, 3} {
+				if err := pullRows(c, pt, ntype, name, tr, w, mine, wantRows, local); err != nil {
+					return err
+				}
 			}
 		}
 		return orig.Close()
 	})
 }
 
-// pullRows pulls the rows of ids from a new store over tr, and checks them
-// and the store's count of local rows.
-func pullRows(c *collective.Comm, pt *Served, ntype, name string, tr Transport, ids []int64, want []byte, local int64) error {
-	s, err := NewStore(c, pt, ntype, name, tr, StoreBudget(1000))
+// pullRows pulls the rows of ids from a new store over tr with its copies
+// split over workers goroutines (with parallelCopyBytes lowered so that
+// the test's small pulls are split), and checks them and the store's count
+// of local rows.
+func pullRows(c *collective.Comm, pt *Served, ntype, name string, tr Transport, workers int, ids []int64, want []byte, local int64) error {
+	s, err := NewStore(c, pt, ntype, name, tr, StoreBudget(1000), StoreCopyWorkers(workers))
 	if err != nil {
 		return err
 	}
@@ -80,7 +84,7 @@ func pullRows(c *collective.Comm, pt *Served, ntype, name string, tr Transport, 
 		return err
 	}
 	if !bytes.Equal(got, want) {
-		return fmt.Errorf("rank %d: %s pull of %d rows of %s/%s differs from the input", c.Rank(), tr, len(ids), ntype, name)
+		return fmt.Errorf("rank %d: %s pull of %d rows of %s/%s over %d copy workers differs from the input", c.Rank(), tr, len(ids), ntype, name, workers)
 	}
 	if st := s.Stats(); st.LocalRows != local || st.RemoteRows != int64(len(ids))-local {
 		return fmt.Errorf("rank %d: %s pull served %d rows locally and %d remotely; %d of the %d are in its partitions", c.Rank(), tr, st.LocalRows, st.RemoteRows, local, len(ids))
@@ -109,6 +113,8 @@ func randomIDs(n int) func(rank int, total int64) []int64 {
 }
 
 func TestStorePullMatchesInput(t *testing.T) {
+	defer func(b int64) { parallelCopyBytes = b }(parallelCopyBytes)
+	parallelCopyBytes = 0
 	for _, hetero := range []bool{false, true} {
 		g := genGraph(t, 7, hetero)
 		in := readInput(t, g)
@@ -163,6 +169,8 @@ func TestStoreCompressedShm(t *testing.T) {
 }
 
 func TestStoreBadIDs(t *testing.T) {
+	defer func(b int64) { parallelCopyBytes = b }(parallelCopyBytes)
+	parallelCopyBytes = 0
 	g := genGraph(t, 6, true)
 	out := filepath.Join(t.TempDir(), "parts")
 	dispatch(t, 2, g, writeAssignment(t, g, 2, 3), out)
@@ -173,13 +181,20 @@ func TestStoreBadIDs(t *testing.T) {
 				return err
 			}
 			defer pt.Close()
-			s, err := NewStore(c, pt, "item", "feat", tr)
+			s, err := NewStore(c, pt, "item", "feat", tr, StoreCopyWorkers(3))
 			if err != nil {
 				return err
 			}
 			// Node 0 is a user: asking the item store for it is an error on
-			// every rank (the alltoall transport agrees before moving data).
-			_, err = s.Pull([]int64{0})
+			// every rank (the alltoall transport agrees before moving data),
+			// also where it is the last of the IDs the copy workers split.
+			var items []int64
+			for id := int64(0); id < pt.Book.NumNodes() && len(items) < 8; id++ {
+				if _, typ, _ := pt.Book.TypeRow(id); pt.Config.NodeTypes[typ] == "item" {
+					items = append(items, id)
+				}
+			}
+			_, err = s.Pull(append(items, 0))
 			if err == nil {
 				return fmt.Errorf("%s pull of a user from the item store succeeded", tr)
 			}

@@ -97,16 +97,8 @@ func (s *Store) pullAlltoall(dst []byte, rem []remote, bad error) error {
 			return err
 		}
 		sc.reply = grow(sc.reply, len(sc.asked)*s.rowBytes)
-		for i, key := range sc.asked {
-			part, r := splitRowKey(key)
-			var data []byte
-			if part < len(s.local) {
-				data = s.local[part]
-			}
-			if r < 0 || (r+1)*rb > int64(len(data)) {
-				return errorf("store %s: asked for row %d of partition %d, which has %d here", s.what, r, part, int64(len(data))/max(rb, 1))
-			}
-			copy(sc.reply[int64(i)*rb:], data[r*rb:(r+1)*rb])
+		if err := s.answer(sc.asked, sc.reply); err != nil {
+			return err
 		}
 		for j := range askedCounts {
 			askedCounts[j] *= s.rowBytes
@@ -114,11 +106,43 @@ func (s *Store) pullAlltoall(dst []byte, rem []remote, bad error) error {
 		if sc.got, _, err = collective.AlltoallvInto(s.c, sc.reply, askedCounts, sc.got); err != nil {
 			return err
 		}
-		for i, k := range order[a:b] {
-			at := int64(rem[k].at) * rb
-			copy(dst[at:at+rb], sc.got[int64(i)*rb:int64(i+1)*rb])
-		}
+		step := order[a:b]
+		s.inRanges(len(step), s.copySplit(len(step)), func(_, lo, hi int) {
+			for i, k := range step[lo:hi] {
+				at, from := int64(rem[k].at)*rb, int64(lo+i)*rb
+				copy(dst[at:at+rb], sc.got[from:from+rb])
+			}
+		})
 		s.stats.Steps++
+	}
+	return nil
+}
+
+// answer copies the rows asked (row keys) into reply, in order, split over
+// the copy workers, or fails on a row this rank does not hold.
+func (s *Store) answer(asked []int64, reply []byte) error {
+	rb := int64(s.rowBytes)
+	w := s.copySplit(len(asked))
+	bads := make([]error, w)
+	s.inRanges(len(asked), w, func(k, lo, hi int) {
+		for i, key := range asked[lo:hi] {
+			part, r := splitRowKey(key)
+			var data []byte
+			if part < len(s.local) {
+				data = s.local[part]
+			}
+			if r < 0 || (r+1)*rb > int64(len(data)) {
+				bads[k] = errorf("store %s: asked for row %d of partition %d, which has %d here", s.what, r, part, int64(len(data))/max(rb, 1))
+				return
+			}
+			at := int64(lo+i) * rb
+			copy(reply[at:at+rb], data[r*rb:(r+1)*rb])
+		}
+	})
+	for _, err := range bads {
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }

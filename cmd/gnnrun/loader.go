@@ -34,9 +34,10 @@ func init() {
 batches: the schedule of the next batches, sampling (--sample-workers side by
 side, up to --sample-depth batches ahead), the gather of the input nodes'
 --feat rows (local ones from the mapped partition, remote ones over
---transport) into one host buffer per batch (--gather-depth ahead), and the
-copy to the device (--device-depth batches ahead of the trainer). The
-pipeline does not stop between epochs. A stand-in trainer holds each batch
+--transport) into one host buffer per batch (--gather-depth ahead, its row
+copies split over --gather-workers goroutines), and the copy to the device
+(--device-depth batches ahead of the trainer). The pipeline does not stop
+between epochs. A stand-in trainer holds each batch
 for --compute-ms milliseconds (a GPU's step, which takes no CPU), then
 releases it.
 
@@ -181,8 +182,8 @@ func (r *loaderRun) start(o prefetch.Options) error {
 		}
 	}
 	r.f.describe(e, r.served, pl, "loader")
-	e.printf("  device %s, cache %s, hot cache %s, depths: %d sample workers, sample %d, gather %d, device %d\n",
-		o.Device.Name(), r.f.cache, report.Bytes(r.f.hotBytes), r.f.workers, r.f.sampleDepth, r.f.gatherDepth, r.f.deviceDepth)
+	e.printf("  device %s, cache %s, hot cache %s, depths: %d sample workers, sample %d, gather %d (%d copy workers), device %d\n",
+		o.Device.Name(), r.f.cache, report.Bytes(r.f.hotBytes), r.f.workers, r.f.sampleDepth, r.f.gatherDepth, r.l.GatherWorkers(), r.f.deviceDepth)
 	return nil
 }
 
@@ -400,7 +401,7 @@ func (r *loaderRun) report() error {
 		"rows_moved": m.sum("moved"), "bytes_moved_on_device": m.sum("moved_bytes"), "rows_featureless": m.sum("featureless"),
 		"first_of_epoch_wait_s": firstWait, "other_wait_s": otherWait, "seconds_slowest": slowest, "last_epoch_wait_fraction": lastFrac,
 		"peak_host_bytes": m.max("peak_host"), "peak_device_bytes": m.max("peak_device"), "max_batches_in_flight": r.l.MaxInFlight(),
-		"stages_alone_per_batch": alone, "trained": trained,
+		"stages_alone_per_batch": alone, "trained": trained, "gather_workers": r.l.GatherWorkers(),
 	})
 	return nil
 }

@@ -22,6 +22,7 @@ type pipelineFlags struct {
 	hotBytes                 int64
 	workers, sampleDepth     int
 	gatherDepth, deviceDepth int
+	gatherWorkers            int
 }
 
 func (f *pipelineFlags) register(fs *pflag.FlagSet) {
@@ -34,6 +35,7 @@ func (f *pipelineFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.sampleDepth, "sample-depth", 8, "batches sampled ahead of the gather")
 	fs.IntVar(&f.gatherDepth, "gather-depth", 2, "batches gathered on the host ahead of the device copy")
 	fs.IntVar(&f.deviceDepth, "device-depth", 1, "batches on the device ahead of the trainer")
+	fs.IntVar(&f.gatherWorkers, "gather-workers", 0, "goroutines each rank's gather splits its row copies over (0: a quarter of the rank's cores, 1 to 8)")
 }
 
 // options turns the flags into the pipeline's options, failing on bad
@@ -44,7 +46,7 @@ func (f *pipelineFlags) options() (prefetch.Options, error) {
 		return prefetch.Options{}, err
 	}
 	o := prefetch.Options{Sampler: so, Epochs: f.epochs, Feature: f.feat, HotBytes: f.hotBytes,
-		SampleWorkers: f.workers, SampleDepth: f.sampleDepth, GatherDepth: f.gatherDepth, DeviceDepth: f.deviceDepth}
+		SampleWorkers: f.workers, SampleDepth: f.sampleDepth, GatherDepth: f.gatherDepth, DeviceDepth: f.deviceDepth, GatherWorkers: f.gatherWorkers}
 	for _, d := range []struct {
 		name string
 		v    int
@@ -52,6 +54,9 @@ func (f *pipelineFlags) options() (prefetch.Options, error) {
 		if d.v < 1 {
 			return o, fmt.Errorf("%s %d: must be at least 1", d.name, d.v)
 		}
+	}
+	if f.gatherWorkers < 0 {
+		return o, fmt.Errorf("--gather-workers %d: must be >= 0 (0: from the rank's cores)", f.gatherWorkers)
 	}
 	if f.hotBytes < 0 {
 		return o, fmt.Errorf("--hot-cache %d: must be >= 0", f.hotBytes)
