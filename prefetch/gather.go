@@ -106,19 +106,25 @@ func (l *Loader) pullRows(nodes []int64, fetch []int32, rows []byte) error {
 	for k, i := range fetch {
 		ids[k] = nodes[i]
 	}
-	local, remote, err := pullTyped(l.served, l.stores, ids, rows, l.rowBytes)
-	l.stats.pulled(local, remote)
+	local, remote, host, err := pullTyped(l.served, l.stores, ids, rows, l.rowBytes)
+	l.stats.pulled(local, remote, host)
 	return err
 }
 
 // pullTyped pulls the feature row of every node of ids into rows (row k
 // for ids[k], rows of rowBytes) from the stores, one per node type, and
-// returns how many rows were local and remote. A type's row narrower than
-// rowBytes goes at the start of its row, the rest zero; a node of a type
-// without a store gets a zero row. It pulls once per store, with or
-// without IDs of its type: the alltoall pulls are collective.
-func pullTyped(s *shard.Served, stores []*shard.Store, ids []int64, rows []byte, rowBytes int) (int64, int64, error) {
+// returns how many rows were local and remote, and how many of the local
+// ones came from partitions other ranks of this host serve. A type's row
+// narrower than rowBytes goes at the start of its row, the rest zero; a
+// node of a type without a store gets a zero row. It pulls once per store,
+// with or without IDs of its type: the alltoall pulls are collective.
+func pullTyped(s *shard.Served, stores []*shard.Store, ids []int64, rows []byte, rowBytes int) (local, remote, host int64, err error) {
 	rb := int64(rowBytes)
+	count := func(before, after shard.StoreStats) {
+		local += after.LocalRows - before.LocalRows
+		remote += after.RemoteRows - before.RemoteRows
+		host += after.HostRows - before.HostRows
+	}
 	if len(stores) == 1 && stores[0] != nil && stores[0].RowBytes() == rowBytes {
 		// One node type whose rows are the buffer's: straight into rows,
 		// where a Pull would fill a buffer of its own (fresh pages for
@@ -126,10 +132,10 @@ func pullTyped(s *shard.Served, stores []*shard.Store, ids []int64, rows []byte,
 		st := stores[0]
 		before := st.Stats()
 		if err := st.PullInto(rows[:int64(len(ids))*rb], ids); err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
-		after := st.Stats()
-		return after.LocalRows - before.LocalRows, after.RemoteRows - before.RemoteRows, nil
+		count(before, st.Stats())
+		return local, remote, host, nil
 	}
 	byType := make([][]int64, len(stores))
 	at := make([][]int, len(stores))
@@ -141,7 +147,6 @@ func pullTyped(s *shard.Served, stores []*shard.Store, ids []int64, rows []byte,
 		}
 		byType[t], at[t] = append(byType[t], v), append(at[t], k)
 	}
-	var local, remote int64
 	for t, st := range stores {
 		if st == nil {
 			continue
@@ -149,10 +154,9 @@ func pullTyped(s *shard.Served, stores []*shard.Store, ids []int64, rows []byte,
 		before := st.Stats()
 		got, err := st.Pull(byType[t])
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
-		after := st.Stats()
-		local, remote = local+after.LocalRows-before.LocalRows, remote+after.RemoteRows-before.RemoteRows
+		count(before, st.Stats())
 		w := int64(st.RowBytes())
 		for n, k := range at[t] {
 			row := rows[int64(k)*rb : int64(k+1)*rb]
@@ -160,7 +164,7 @@ func pullTyped(s *shard.Served, stores []*shard.Store, ids []int64, rows []byte,
 			clear(row[w:])
 		}
 	}
-	return local, remote, nil
+	return local, remote, host, nil
 }
 
 // getHostBuffer returns a buffer of n bytes, reusing a pooled one when it

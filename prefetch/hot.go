@@ -44,7 +44,7 @@ func newHotCache(c *collective.Comm, s *shard.Served, stores []*shard.Store, row
 	}
 	h := &hotCache{rows: make(map[int64]int32, len(ids))}
 	rows := make([]byte, int64(len(ids))*int64(rowBytes))
-	if _, _, err := pullTyped(s, stores, ids, rows, rowBytes); err != nil {
+	if _, _, _, err := pullTyped(s, stores, ids, rows, rowBytes); err != nil {
 		return nil, err
 	}
 	for i, v := range ids {

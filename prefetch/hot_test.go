@@ -70,7 +70,7 @@ func TestHotCacheHoldsHighestInDegree(t *testing.T) {
 				return err
 			}
 			defer s.Close()
-			stores, err := openStores(c, s, "feat", shard.Alltoall, 1)
+			stores, err := openStores(c, s, "feat", shard.Alltoall)
 			if err != nil {
 				return err
 			}

@@ -201,7 +201,7 @@ func (l *Loader) open() error {
 		l.o.GatherWorkers = gatherWorkersFor(cores)
 	}
 	var err error
-	if l.stores, err = openStores(l.c, l.served, l.o.Feature, l.o.Sampler.Transport, l.o.GatherWorkers); err != nil {
+	if l.stores, err = openStores(l.c, l.served, l.o.Feature, l.o.Sampler.Transport, shard.StoreCopyWorkers(l.o.GatherWorkers)); err != nil {
 		return err
 	}
 	if l.rows, err = storesLayout(l.served, l.o.Feature, l.stores); err != nil {
@@ -212,7 +212,9 @@ func (l *Loader) open() error {
 		l.types = newTypeIndex(l.served.Book, nt)
 	}
 	if l.o.Verify {
-		if l.verify, err = openStores(l.c, l.served, l.o.Feature, l.o.Sampler.Transport, 1); err != nil {
+		// The rows to check come over the transport, not from the host's
+		// files the gather may copy them from.
+		if l.verify, err = openStores(l.c, l.served, l.o.Feature, l.o.Sampler.Transport, shard.StoreHostRows(false)); err != nil {
 			return err
 		}
 		if l.vstream, err = l.o.Device.NewStream(); err != nil {
@@ -432,9 +434,8 @@ func rankCores(c *collective.Comm) (float64, error) {
 }
 
 // openStores opens, for every node type with the feature array, a store
-// of its rows on its own communicator, its copies split over workers
-// goroutines. It is collective.
-func openStores(c *collective.Comm, s *shard.Served, name string, t shard.Transport, workers int) ([]*shard.Store, error) {
+// of its rows on its own communicator, with opts. It is collective.
+func openStores(c *collective.Comm, s *shard.Served, name string, t shard.Transport, opts ...shard.StoreOption) ([]*shard.Store, error) {
 	stores := make([]*shard.Store, len(s.Config.NodeTypes))
 	var err error
 	found := false
@@ -447,7 +448,7 @@ func openStores(c *collective.Comm, s *shard.Served, name string, t shard.Transp
 			continue
 		}
 		found = true
-		if stores[ti], err = shard.NewStore(c, s, nt, name, t, shard.StoreCopyWorkers(workers)); err != nil {
+		if stores[ti], err = shard.NewStore(c, s, nt, name, t, opts...); err != nil {
 			break
 		}
 	}

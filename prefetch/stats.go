@@ -48,8 +48,10 @@ type Stats struct {
 	// BytesMovedOnDevice the bytes those moves copied on the device (twice
 	// a row's bytes for the moves that went through scratch memory).
 	RowsMoved, BytesMovedOnDevice int64
-	// The fetched rows, by where the gather found them.
-	RowsLocal, RowsRemote int64
+	// The fetched rows, by where the gather found them; RowsHost are the
+	// local rows of partitions other ranks of this host serve, copied from
+	// their files (shard.StoreHostRows).
+	RowsLocal, RowsRemote, RowsHost int64
 	// Bytes copied to the device, and what copying every input row would
 	// have taken.
 	BytesToDevice, BytesWithoutCache int64
@@ -123,10 +125,11 @@ func (r *statsRecorder) rows(input, reused, hot, fetched, featureless, moved, ro
 	r.mu.Unlock()
 }
 
-func (r *statsRecorder) pulled(local, remote int64) {
+func (r *statsRecorder) pulled(local, remote, host int64) {
 	r.mu.Lock()
 	r.s.RowsLocal += local
 	r.s.RowsRemote += remote
+	r.s.RowsHost += host
 	r.mu.Unlock()
 }
 

@@ -19,7 +19,7 @@ func (l *Loader) Verify(b *Batch) error {
 	nodes := b.Blocks[0].Nodes
 	rb := int64(b.RowBytes)
 	want := make([]byte, int64(len(nodes))*rb)
-	if _, _, err := pullTyped(l.served, l.verify, nodes, want, b.RowBytes); err != nil {
+	if _, _, _, err := pullTyped(l.served, l.verify, nodes, want, b.RowBytes); err != nil {
 		return err
 	}
 	got := make([]byte, int64(b.Rows)*rb)

@@ -50,7 +50,10 @@ func ParseTransport(s string) (Transport, error) {
 // StoreOption configures a Store.
 type StoreOption func(*storeOptions) error
 
-type storeOptions struct{ budget, copyWorkers int }
+type storeOptions struct {
+	budget, copyWorkers int
+	hostRows            bool
+}
 
 // StoreBudget bounds the reply bytes one rank receives in one step of an
 // all-to-all Pull (default 256 MiB); a bigger Pull takes several steps.
@@ -90,6 +93,9 @@ var parallelCopyBytes int64 = 256 << 10
 // StoreStats counts what a Store fetched.
 type StoreStats struct {
 	Pulls, LocalRows, RemoteRows, RemoteBytes, Steps int64
+	// HostRows are the local rows of partitions other ranks of this host
+	// serve (StoreHostRows).
+	HostRows int64
 }
 
 // Store serves the rows of one per-node array of a partitioned graph (a
@@ -103,10 +109,15 @@ type Store struct {
 	rowBytes int
 	// own lists this rank's partitions' rows: the common case of a Pull,
 	// answered from memory.
-	own    []ownRows
-	locate func(id int64) (part int, row int64, err error)
-	served *Served
-	server []int // per partition, the rank this one reads it from
+	own []ownRows
+	// near is own and the rows of the partitions of this host's other
+	// ranks, mapped from their files (hostRows): the rows a Pull copies.
+	near     []ownRows
+	host     hostRows
+	hostRows bool // StoreHostRows
+	locate   func(id int64) (part int, row int64, err error)
+	served   *Served
+	server   []int // per partition, the rank this one reads it from
 	// copyWorkers is the goroutines a Pull's copies are split over.
 	copyWorkers int
 	wins        []rank.Window // per slot (see Served.Slot), over each rank's rows
@@ -181,7 +192,7 @@ func NewStore(c *collective.Comm, s *Served, ntype, name string, t Transport, op
 	for _, d := range shape {
 		rb *= int(d)
 	}
-	return NewRowStore(c, s, ntype, fmt.Sprintf("%s/%s", ntype, name), rows, rb, t, opts...)
+	return newRowStore(c, s, ntype, fmt.Sprintf("%s/%s", ntype, name), rows, rb, t, &featKey{ntype, name}, opts)
 }
 
 // NewRowStore returns a store of rows of rowBytes per node of type ntype
@@ -189,6 +200,13 @@ func NewStore(c *collective.Comm, s *Served, ntype, name string, t Transport, op
 // in s.Parts[k], in new-ID order. what names the rows in errors. It is
 // collective.
 func NewRowStore(c *collective.Comm, s *Served, ntype, what string, rows [][]byte, rowBytes int, t Transport, opts ...StoreOption) (*Store, error) {
+	return newRowStore(c, s, ntype, what, rows, rowBytes, t, nil, opts)
+}
+
+// newRowStore is NewRowStore; key, when not nil, names the node array the
+// rows are, whose files the store maps for the partitions of this host's
+// other ranks (StoreHostRows).
+func newRowStore(c *collective.Comm, s *Served, ntype, what string, rows [][]byte, rowBytes int, t Transport, key *featKey, opts []StoreOption) (*Store, error) {
 	ti := slices.Index(s.Config.NodeTypes, ntype)
 	var err error
 	if ti < 0 {
@@ -221,7 +239,16 @@ func NewRowStore(c *collective.Comm, s *Served, ntype, what string, rows [][]byt
 		}
 		return part, row, nil
 	}
-	return newStore(c, s, what, own, rowBytes, locate, t, opts)
+	st, err := newStore(c, s, what, own, rowBytes, locate, t, opts)
+	if err != nil || key == nil || !st.hostRows {
+		return st, err
+	}
+	if st.host, err = mapHostRows(c, s, *key, ti, rowBytes); err != nil {
+		st.Close()
+		return nil, err
+	}
+	st.near = append(slices.Clip(own), st.host.rows...)
+	return st, nil
 }
 
 // NewOrigIDStore returns the store of the type-wise original ID (one int64
@@ -243,7 +270,7 @@ func NewOrigIDStore(c *collective.Comm, s *Served, t Transport, opts ...StoreOpt
 }
 
 func newStore(c *collective.Comm, s *Served, what string, own []ownRows, rb int, locate func(int64) (int, int64, error), t Transport, opts []StoreOption) (*Store, error) {
-	o := storeOptions{budget: 256 << 20, copyWorkers: 1}
+	o := storeOptions{budget: 256 << 20, copyWorkers: 1, hostRows: hostRowsDefault()}
 	for _, opt := range opts {
 		if err := opt(&o); err != nil {
 			return nil, err
@@ -259,7 +286,7 @@ func newStore(c *collective.Comm, s *Served, what string, own []ownRows, rb int,
 	if err != nil {
 		return nil, err
 	}
-	st := &Store{c: dc, t: t, what: what, own: own, locate: locate, served: s, budget: o.budget, copyWorkers: o.copyWorkers,
+	st := &Store{c: dc, t: t, what: what, own: own, near: own, locate: locate, served: s, budget: o.budget, copyWorkers: o.copyWorkers, hostRows: o.hostRows,
 		local: make([][]byte, s.Config.NumParts), server: make([]int, s.Config.NumParts)}
 	for k, p := range s.Parts {
 		st.local[p.ID] = own[k].data
@@ -376,8 +403,9 @@ func (s *Store) PullInto(dst []byte, ids []int64) error {
 		return errorf("store %s: %d bytes for %d rows of %d", s.what, len(dst), len(ids), s.rowBytes)
 	}
 	rb := int64(s.rowBytes)
-	rem, local, bad := s.pullOwn(dst, ids)
+	rem, local, host, bad := s.pullOwn(dst, ids)
 	s.stats.LocalRows += local
+	s.stats.HostRows += host
 	s.stats.Pulls++
 	s.stats.RemoteRows += int64(len(rem))
 	s.stats.RemoteBytes += int64(len(rem)) * rb
@@ -390,56 +418,60 @@ func (s *Store) PullInto(dst []byte, ids []int64) error {
 	return s.pullAlltoall(dst, rem, bad)
 }
 
-// pullOwn copies into dst the rows of ids this rank holds and returns the
-// others (in the order of ids), the rows copied, and the first ID that
+// pullOwn copies into dst the rows of ids this rank holds or maps and
+// returns the others (in the order of ids), the rows copied, those of them
+// from the partitions of this host's other ranks, and the first ID that
 // cannot be found (the rows after it are neither copied nor listed). The
 // copy workers each take a contiguous range of ids.
-func (s *Store) pullOwn(dst []byte, ids []int64) ([]remote, int64, error) {
+func (s *Store) pullOwn(dst []byte, ids []int64) ([]remote, int64, int64, error) {
 	sc := &s.scratch
 	w := s.copySplit(len(ids))
 	if w == 1 {
-		rem, local, bad := s.pullOwnRange(dst, ids, 0, sc.rem[:0])
+		rem, local, host, bad := s.pullOwnRange(dst, ids, 0, sc.rem[:0])
 		sc.rem = rem
-		return rem, local, bad
+		return rem, local, host, bad
 	}
 	for len(sc.remOf) < w {
 		sc.remOf = append(sc.remOf, nil)
 	}
-	locals, bads := make([]int64, w), make([]error, w)
+	locals, hosts, bads := make([]int64, w), make([]int64, w), make([]error, w)
 	s.inRanges(len(ids), w, func(k, lo, hi int) {
-		sc.remOf[k], locals[k], bads[k] = s.pullOwnRange(dst, ids[lo:hi], lo, sc.remOf[k][:0])
+		sc.remOf[k], locals[k], hosts[k], bads[k] = s.pullOwnRange(dst, ids[lo:hi], lo, sc.remOf[k][:0])
 	})
-	rem, local := sc.rem[:0], int64(0)
+	rem, local, host := sc.rem[:0], int64(0), int64(0)
+	var bad error
 	for k := range w {
-		rem, local = append(rem, sc.remOf[k]...), local+locals[k]
-		if bads[k] != nil {
-			sc.rem = rem
-			return rem, local, bads[k]
+		rem, local, host = append(rem, sc.remOf[k]...), local+locals[k], host+hosts[k]
+		if bad = bads[k]; bad != nil {
+			break
 		}
 	}
 	sc.rem = rem
-	return rem, local, nil
+	return rem, local, host, bad
 }
 
 // pullOwnRange is pullOwn for ids, which start at index base of the
 // Pull's, appending the remote rows to rem.
-func (s *Store) pullOwnRange(dst []byte, ids []int64, base int, rem []remote) ([]remote, int64, error) {
-	me, rb := s.c.Rank(), int64(s.rowBytes)
-	var local int64
+func (s *Store) pullOwnRange(dst []byte, ids []int64, base int, rem []remote) ([]remote, int64, int64, error) {
+	me, rb, nOwn := s.c.Rank(), int64(s.rowBytes), len(s.own)
+	var local, host int64
 next:
 	for j, id := range ids {
 		i := int64(base + j)
-		for _, o := range s.own {
+		for k, o := range s.near {
 			if id >= o.lo && id < o.hi {
 				row := id - o.lo
 				copy(dst[i*rb:(i+1)*rb], o.data[row*rb:(row+1)*rb])
 				local++
+				if k >= nOwn {
+					host++
+				}
 				continue next
 			}
 		}
 		part, row, err := s.locate(id)
 		if err != nil {
-			return rem, local, err
+			return rem, local, host, err
 		}
 		srv := s.server[part]
 		if srv == me {
@@ -449,7 +481,7 @@ next:
 		}
 		rem = append(rem, remote{at: int(i), server: srv, part: part, row: row})
 	}
-	return rem, local, nil
+	return rem, local, host, nil
 }
 
 // copySplit returns how many copy workers n rows are split over.
@@ -481,6 +513,9 @@ func (s *Store) inRanges(n, w int, f func(k, lo, hi int)) {
 // Close releases the store's windows and communicator; it is collective.
 func (s *Store) Close() error {
 	first := s.closeWindows()
+	if err := s.host.close(); err != nil && first == nil {
+		first = err
+	}
 	if err := s.c.Free(); err != nil && first == nil {
 		first = err
 	}

@@ -14,11 +14,13 @@ import (
 	"gnnrun/collective"
 )
 
-// pullAll serves the partitions on p ranks, pulls ids on every rank over
-// both transports, and checks the rows against the input's row of each
-// node, found by the reference order of the assignment (not by the
-// partition's own maps): the feature stores, and the store of original
-// IDs.
+// pullAll serves the partitions on p ranks (two per host), pulls ids on
+// every rank over both transports, with and without the rows of the
+// partitions of the host's other rank mapped here (StoreHostRows), and
+// checks the rows against the input's row of each node, found by the
+// reference order of the assignment (not by the partition's own maps),
+// and the rows counted local: the feature stores, and the store of
+// original IDs.
 func pullAll(t *testing.T, p int, out string, in *inputGraph, ref idOrder, ntype, name string, ids func(rank int, n int64) []int64, opts ...OpenOption) {
 	t.Helper()
 	ti := slices.Index(in.m.NodeTypes, ntype)
@@ -32,7 +34,15 @@ func pullAll(t *testing.T, p int, out string, in *inputGraph, ref idOrder, ntype
 		// returning an error must not wait in it for ranks still pulling.
 		var mine []int64
 		var wantRows, wantOrig []byte
-		local := int64(0)
+		// The partitions served on this rank's host: by ranks 2h and 2h+1
+		// (a compressed directory's are not mapped: only this rank's).
+		var onHost []int
+		for r := c.Rank() / 2 * 2; r < min(c.Rank()/2*2+2, p); r++ {
+			if r == c.Rank() || pt.Config.Compression != "zstd" {
+				onHost = append(onHost, ServedParts(r, p, len(ref.start)-1)...)
+			}
+		}
+		local, host := int64(0), int64(0) // rows in this rank's partitions; in its host's
 		for _, id := range ids(c.Rank(), int64(len(ref.orig))) {
 			if o := ref.orig[id]; o[0] == int64(ti) {
 				mine = append(mine, id)
@@ -41,6 +51,12 @@ func pullAll(t *testing.T, p int, out string, in *inputGraph, ref idOrder, ntype
 				for _, q := range pt.Parts {
 					if id >= ref.start[q.ID] && id < ref.start[q.ID+1] {
 						local++
+					}
+				}
+				for _, q := range onHost {
+					if id >= ref.start[q] && id < ref.start[q+1] {
+						host++
+						break
 					}
 				}
 			}
@@ -61,7 +77,10 @@ func pullAll(t *testing.T, p int, out string, in *inputGraph, ref idOrder, ntype
 		}
 		for _, tr := range []Transport{Alltoall, RMA} {
 			for _, w := range []int{1, 3} {
-				if err := pullRows(c, pt, ntype, name, tr, w, mine, wantRows, local); err != nil {
+				if err := pullRows(c, pt, ntype, name, tr, w, false, mine, wantRows, local, 0); err != nil {
+					return err
+				}
+				if err := pullRows(c, pt, ntype, name, tr, w, true, mine, wantRows, host, host-local); err != nil {
 					return err
 				}
 			}
@@ -72,10 +91,10 @@ func pullAll(t *testing.T, p int, out string, in *inputGraph, ref idOrder, ntype
 
 // pullRows pulls the rows of ids from a new store over tr with its copies
 // split over workers goroutines (with parallelCopyBytes lowered so that
-// the test's small pulls are split), and checks them and the store's count
-// of local rows.
-func pullRows(c *collective.Comm, pt *Served, ntype, name string, tr Transport, workers int, ids []int64, want []byte, local int64) error {
-	s, err := NewStore(c, pt, ntype, name, tr, StoreBudget(1000), StoreCopyWorkers(workers))
+// the test's small pulls are split), mapping the host's other partitions
+// or not, and checks them and the store's count of local rows.
+func pullRows(c *collective.Comm, pt *Served, ntype, name string, tr Transport, workers int, host bool, ids []int64, want []byte, local, fromHost int64) error {
+	s, err := NewStore(c, pt, ntype, name, tr, StoreBudget(1000), StoreCopyWorkers(workers), StoreHostRows(host))
 	if err != nil {
 		return err
 	}
@@ -84,10 +103,12 @@ func pullRows(c *collective.Comm, pt *Served, ntype, name string, tr Transport, 
 		return err
 	}
 	if !bytes.Equal(got, want) {
-		return fmt.Errorf("rank %d: %s pull of %d rows of %s/%s over %d copy workers differs from the input", c.Rank(), tr, len(ids), ntype, name, workers)
+		return fmt.Errorf("rank %d: %s pull of %d rows of %s/%s over %d copy workers (host rows %v) differs from the input", c.Rank(), tr, len(ids), ntype, name, workers, host)
 	}
 	if st := s.Stats(); st.LocalRows != local || st.RemoteRows != int64(len(ids))-local {
-		return fmt.Errorf("rank %d: %s pull served %d rows locally and %d remotely; %d of the %d are in its partitions", c.Rank(), tr, st.LocalRows, st.RemoteRows, local, len(ids))
+		return fmt.Errorf("rank %d: %s pull (host rows %v) served %d rows locally and %d remotely; %d of the %d are in its partitions or, with host rows, its host's", c.Rank(), tr, host, st.LocalRows, st.RemoteRows, local, len(ids))
+	} else if st.HostRows != fromHost {
+		return fmt.Errorf("rank %d: %s pull (host rows %v) counted %d rows from the host's other partitions, want %d", c.Rank(), tr, host, st.HostRows, fromHost)
 	}
 	// An empty pull works too (every rank must still take part).
 	if _, err := s.Pull(nil); err != nil {
@@ -157,8 +178,9 @@ func TestStoreCompressedShm(t *testing.T) {
 			t.Errorf("%s.zst does not decompress to %s", rel, rel)
 		}
 	}
-	// Four ranks on two partitions, and one rank decompressing both.
-	for _, p := range []int{4, 1} {
+	// Four ranks on two partitions, two (on one host: the stores ask each
+	// other for their rows), and one rank decompressing both.
+	for _, p := range []int{4, 2, 1} {
 		shm := t.TempDir()
 		pullAll(t, p, out, in, ref, "user", "feat", randomIDs(200), ShmDir(shm))
 		left, _ := os.ReadDir(shm)

@@ -388,7 +388,7 @@ func pullBench(c *collective.Comm, o workerOptions, res *workerResult) error {
 		if run.ids == nil {
 			continue
 		}
-		s, err := shard.NewStore(c, served, nt, "feat", run.tr, shard.StoreBudget(o.budget))
+		s, err := shard.NewStore(c, served, nt, "feat", run.tr, shard.StoreBudget(o.budget), shard.StoreHostRows(false))
 		if err != nil {
 			return err
 		}

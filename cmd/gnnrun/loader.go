@@ -274,7 +274,7 @@ func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
 // loaderFigures names what every rank contributes to the report, in the
 // order ranks send them; perRank gathers them.
-var loaderFigures = []string{"seconds", "wait", "startup", "batches", "input", "reused", "hot", "fetched", "local", "remote",
+var loaderFigures = []string{"seconds", "wait", "startup", "batches", "input", "reused", "hot", "fetched", "local", "remote", "host",
 	"bytes", "bytes_nocache", "first_wait", "firsts", "other_wait", "others", "peak_host", "peak_device", "moved", "moved_bytes", "featureless", "last_wait", "last_seconds"}
 
 // perRank is every rank's figures by name.
@@ -301,7 +301,7 @@ func (m perRank) max(k string) float64 {
 func (r *loaderRun) gatherFigures(st prefetch.Stats) (perRank, error) {
 	mine := map[string]float64{"seconds": r.elapsed.Seconds(), "wait": st.TrainerWait.Seconds(), "startup": st.StartupWait.Seconds(), "batches": float64(st.Batches),
 		"input": float64(st.RowsInput), "reused": float64(st.RowsReused), "hot": float64(st.RowsHot), "fetched": float64(st.RowsFetched),
-		"local": float64(st.RowsLocal), "remote": float64(st.RowsRemote), "bytes": float64(st.BytesToDevice),
+		"local": float64(st.RowsLocal), "remote": float64(st.RowsRemote), "host": float64(st.RowsHost), "bytes": float64(st.BytesToDevice),
 		"bytes_nocache": float64(st.BytesWithoutCache), "first_wait": r.firstWait.Seconds(), "firsts": float64(r.firsts),
 		"other_wait": r.otherWait.Seconds(), "others": float64(r.others), "peak_host": float64(st.PeakHostBytes),
 		"peak_device": float64(st.PeakDeviceBytes), "moved": float64(st.RowsMoved), "moved_bytes": float64(st.BytesMovedOnDevice),
@@ -361,9 +361,10 @@ func (r *loaderRun) report() error {
 		e.printf("  in the last epoch (the steady state, past the first epoch's start) the trainer waited %.1f%% (%.3fs of %.3fs per rank)\n",
 			100*lastFrac, m.sum("last_wait")/p, m.sum("last_seconds")/p)
 	}
-	e.printf("  input rows %s: reused %s (%.1f%%), hot cache %s, copied %s (gathered %s locally, %s remotely)\n",
+	e.printf("  input rows %s: reused %s (%.1f%%), hot cache %s, copied %s (gathered %s locally, %s of them from this host's other ranks' partitions, and %s remotely)\n",
 		report.Count(int64(m.sum("input"))), report.Count(int64(m.sum("reused"))), 100*m.sum("reused")/max(m.sum("input"), 1),
-		report.Count(int64(m.sum("hot"))), report.Count(int64(m.sum("fetched"))), report.Count(int64(m.sum("local"))), report.Count(int64(m.sum("remote"))))
+		report.Count(int64(m.sum("hot"))), report.Count(int64(m.sum("fetched"))), report.Count(int64(m.sum("local"))), report.Count(int64(m.sum("host"))),
+		report.Count(int64(m.sum("remote"))))
 	e.printf("  bytes to the device %s, without the cache %s (saved %s = %s rows of %d bytes)\n",
 		report.Bytes(int64(m.sum("bytes"))), report.Bytes(int64(m.sum("bytes_nocache"))), report.Bytes(int64(m.sum("bytes_nocache")-m.sum("bytes"))),
 		report.Count(int64(m.sum("reused")+m.sum("hot"))), r.l.RowBytes())
@@ -396,7 +397,7 @@ func (r *loaderRun) report() error {
 	}
 	e.rec.Set("loader", map[string]any{
 		"trainer_wait_fraction": waitFrac, "startup_wait_s": m.max("startup"), "rows_input": m.sum("input"), "rows_reused": m.sum("reused"), "rows_hot": m.sum("hot"),
-		"rows_fetched": m.sum("fetched"), "rows_local": m.sum("local"), "rows_remote": m.sum("remote"), "batches": batches,
+		"rows_fetched": m.sum("fetched"), "rows_local": m.sum("local"), "rows_host": m.sum("host"), "rows_remote": m.sum("remote"), "batches": batches,
 		"bytes_to_device": m.sum("bytes"), "bytes_to_device_without_cache": m.sum("bytes_nocache"), "stages": stages,
 		"rows_moved": m.sum("moved"), "bytes_moved_on_device": m.sum("moved_bytes"), "rows_featureless": m.sum("featureless"),
 		"first_of_epoch_wait_s": firstWait, "other_wait_s": otherWait, "seconds_slowest": slowest, "last_epoch_wait_fraction": lastFrac,

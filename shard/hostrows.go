@@ -1,0 +1,114 @@
+package shard
+
+import (
+	"os"
+	"slices"
+
+	"gnnrun/collective"
+)
+
+// A feature row of a partition that another rank of the same host serves
+// is in a file this rank can map too: the ranks of a host share one copy
+// of every partition's arrays in the page cache. A Store of a node array
+// maps those partitions' files of the array (hostRows) and copies their
+// rows as it copies its own, where the transport would have asked the
+// other rank for them: on a GPU host with one rank per GPU, every row
+// lies on the host. Only the ranks of other hosts are asked. A compressed
+// directory's files live in /dev/shm only while Serve maps them, so its
+// stores ask as before.
+
+// StoreHostRows sets whether a store of a node array (NewStore) copies the
+// rows of partitions served by other ranks of this host from their files
+// instead of asking those ranks (default on, except where the environment
+// sets GNNRUN_HOST_ROWS=off: benchmarks of the transports turn it off).
+func StoreHostRows(on bool) StoreOption {
+	return func(o *storeOptions) error {
+		o.hostRows = on
+		return nil
+	}
+}
+
+// hostRowsDefault is StoreHostRows' default: on unless GNNRUN_HOST_ROWS is
+// "off".
+func hostRowsDefault() bool { return os.Getenv("GNNRUN_HOST_ROWS") != "off" }
+
+// hostRows are the rows of node array key (of node type ti, rows of rb
+// bytes) of the partitions served by the other ranks of this host and not
+// by this one, mapped from their files, and the maps to release.
+type hostRows struct {
+	rows []ownRows
+	maps []mapping
+}
+
+// mapHostRows maps the rows of node array key of the partitions the other
+// ranks of this host serve (none for a compressed directory). It is
+// collective over c: every rank fails when one cannot map a file, naming
+// it.
+func mapHostRows(c *collective.Comm, s *Served, key featKey, ti, rb int) (hostRows, error) {
+	var h hostRows
+	if s.Config.Compression == "zstd" {
+		return h, nil
+	}
+	node, err := c.SplitShared()
+	if err != nil {
+		return h, err
+	}
+	mates, _, err := collective.Allgatherv(node, []int64{int64(c.Rank())})
+	if ferr := node.Free(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return h, err
+	}
+	var parts []int
+	for _, r := range mates {
+		for _, q := range ServedParts(int(r), c.Size(), s.Config.NumParts) {
+			if s.local[q] == nil && !slices.Contains(parts, q) {
+				parts = append(parts, q)
+			}
+		}
+	}
+	slices.Sort(parts)
+	for _, q := range parts {
+		if err = h.mapPart(s, q, key, ti, rb); err != nil {
+			break
+		}
+	}
+	if err = collective.Agree(c, err); err != nil {
+		h.close()
+		return hostRows{}, err
+	}
+	return h, nil
+}
+
+// mapPart maps partition q's file of node array key, checking its rows.
+func (h *hostRows) mapPart(s *Served, q int, key featKey, ti, rb int) error {
+	rel, ok := s.Config.Parts[q].NodeFeats[key.String()]
+	if !ok {
+		return errorf("%s: partition %d has no node array %s", s.ConfigPath, q, key)
+	}
+	path := resolve(s.ConfigPath, rel)
+	t, m, err := mapArray(path)
+	if err != nil {
+		return err
+	}
+	h.maps = append(h.maps, m)
+	lo, hi := s.Book.TypeRange(q, ti)
+	if int64(len(t.Data)) != (hi-lo)*int64(rb) {
+		return errorf("%s: %d bytes for the %d rows of %d bytes of partition %d", path, len(t.Data), hi-lo, rb, q)
+	}
+	h.rows = append(h.rows, ownRows{lo: lo, hi: hi, data: t.Data})
+	return nil
+}
+
+// close releases the maps.
+func (h *hostRows) close() error {
+	var first error
+	for _, m := range h.maps {
+		if err := m.unmap(); err != nil && first == nil {
+			first = err
+		}
+	}
+	h.maps, h.rows = nil, nil
+	return first
+}
