@@ -182,7 +182,7 @@ func (r *loaderRun) start(o prefetch.Options) error {
 		}
 	}
 	r.f.describe(e, r.served, pl, "loader")
-	e.printf("  device %s, cache %s, hot cache %s, depths: %d sample workers, sample %d, gather %d (%d copy workers), device %d\n",
+	e.printf("  device %s, cache %s, hot cache %s, depths: %d sample workers, sample %d, gather %d (copy workers: %d), device %d\n",
 		o.Device.Name(), r.f.cache, report.Bytes(r.f.hotBytes), r.f.workers, r.f.sampleDepth, r.f.gatherDepth, r.l.GatherWorkers(), r.f.deviceDepth)
 	return nil
 }
