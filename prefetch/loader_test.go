@@ -399,6 +399,7 @@ func TestOptionsChecked(t *testing.T) {
 		{func(o *Options) { o.SampleWorkers, o.SampleDepth = 4, 2 }, "sample depth 2 below the 4 sample workers"},
 		{func(o *Options) { o.HotBytes = -1 }, "hot cache"},
 		{func(o *Options) { o.GatherWorkers = -2 }, "-2 gather workers"},
+		{func(o *Options) { o.SampleWorkers = -1 }, "sample workers -1"},
 		{func(o *Options) { o.Device = nil }, "no device"},
 	} {
 		o := testOptions()
@@ -423,6 +424,20 @@ func TestGatherWorkersFromCores(t *testing.T) {
 	}{{1, 1}, {2, 1}, {7.5, 1}, {8, 2}, {16, 4}, {64, 8}, {192, 8}} {
 		if got := gatherWorkersFor(c.cores); got != c.want {
 			t.Errorf("%v cores: %d gather workers, want %d", c.cores, got, c.want)
+		}
+	}
+}
+
+// The sample workers default to a quarter of the rank's cores, at least 2
+// and at most the sample depth.
+func TestSampleWorkersFromCores(t *testing.T) {
+	for _, c := range []struct {
+		cores float64
+		depth int
+		want  int
+	}{{1, 8, 2}, {2, 8, 2}, {8, 8, 2}, {16, 8, 4}, {64, 8, 8}, {64, 4, 4}, {16, 1, 1}} {
+		if got := sampleWorkersFor(c.cores, c.depth); got != c.want {
+			t.Errorf("%v cores, depth %d: %d sample workers, want %d", c.cores, c.depth, got, c.want)
 		}
 	}
 }

@@ -68,8 +68,9 @@ type Options struct {
 	HotBytes int64
 
 	// Depths of the stages: how many batches each may hold ahead of the
-	// next. SampleWorkers samplers run side by side.
-	SampleWorkers int // default 2
+	// next. SampleWorkers samplers run side by side; 0: a quarter of the
+	// rank's cores, at least 2 and at most SampleDepth.
+	SampleWorkers int
 	SampleDepth   int // batches sampled ahead of the gather, default 8
 	GatherDepth   int // host buffers gathered ahead of the device copy, default 2
 	DeviceDepth   int // batches on the device ahead of the trainer, default 1
@@ -108,9 +109,6 @@ func (o *Options) setDefault() {
 	if o.Epochs == 0 {
 		o.Epochs = 1
 	}
-	if o.SampleWorkers == 0 {
-		o.SampleWorkers = 2
-	}
 	if o.SampleDepth == 0 {
 		o.SampleDepth = 8
 	}
@@ -132,9 +130,11 @@ func (o *Options) check() error {
 		return fmt.Errorf("prefetch: no device")
 	case o.Epochs < 1:
 		return fmt.Errorf("prefetch: %d epochs; at least 1", o.Epochs)
-	case o.SampleWorkers < 1 || o.SampleDepth < 1 || o.GatherDepth < 1 || o.DeviceDepth < 1:
+	case o.SampleWorkers < 0 || o.SampleDepth < 1 || o.GatherDepth < 1 || o.DeviceDepth < 1:
 		return fmt.Errorf("prefetch: sample workers %d, sample depth %d, gather depth %d, device depth %d: each must be at least 1",
 			o.SampleWorkers, o.SampleDepth, o.GatherDepth, o.DeviceDepth)
+	case o.SampleWorkers == 0:
+		return fmt.Errorf("prefetch: sample workers not set from the rank's cores")
 	case o.SampleDepth < o.SampleWorkers:
 		return fmt.Errorf("prefetch: sample depth %d below the %d sample workers: each worker needs a batch in flight", o.SampleDepth, o.SampleWorkers)
 	case o.EvalEvery < 1:

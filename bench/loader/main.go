@@ -85,6 +85,7 @@ type loaderReport struct {
 	// GatherWorkers is the gather's copy workers (the default for the
 	// rank's cores).
 	GatherWorkers int `json:"gather_workers"`
+	SampleWorkers int `json:"sample_workers"`
 	Stages        map[string]struct {
 		Busy float64 `json:"busy_s"`
 		Fill float64 `json:"mean_queue_fill"`

@@ -22,8 +22,8 @@ func render(out string, results []result) error {
 	fmt.Fprintf(&b, "# The mini-batch pipeline (bench/loader)\n\n")
 	fmt.Fprintf(&b, "R-MAT (`gnnrun gen --feat-dim 128`: 128 float32 features, 512 B a row) in K = 4 partitions (`gnnrun partition --balance "+balance+"`), "+
 		"`gnnrun loader` with fanouts %s, batches of %d training nodes, %d batches per rank per epoch, 2 epochs a run, host device, default depths "+
-		"(2 sample workers, sample 8, gather 2 (copy workers: %d), device 1), alltoall transport. Times are the slowest rank's.\n\n",
-		r0.Fanouts, r0.Batch, r0.PerEpoch, r0.Runs["alone"].GatherWorkers)
+		"(%d sample workers, sample 8, gather 2 (copy workers: %d), device 1), alltoall transport. Times are the slowest rank's.\n\n",
+		r0.Fanouts, r0.Batch, r0.PerEpoch, r0.Runs["alone"].SampleWorkers, r0.Runs["alone"].GatherWorkers)
 	b.WriteString("## Throughput: the pipeline against its stages alone\n\n")
 	b.WriteString("*generation*: the pipeline's time per batch with no trainer (`--compute-ms 0`); *alone*: each stage run by itself over the same first batches (`--stages-alone`), its wall time and the CPU time the rank's process took (all threads); the pipeline keeps pace with its slowest stage at ratio 1, but no faster than its stages' CPU time over the cores each rank has (the machine's over its ranks): *bound* is the larger of the two, *set by* says which (a stage, or the cores).\n\n")
 	b.WriteString("| scale | ranks | generation ms/batch | sample alone | gather alone | device alone | CPU ms (sample+gather+device) | cores per rank | bound ms | set by | bound / generation | slowest / generation | sum / generation | host buffers peak MB | device peak MB |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")

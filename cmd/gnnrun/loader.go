@@ -183,7 +183,7 @@ func (r *loaderRun) start(o prefetch.Options) error {
 	}
 	r.f.describe(e, r.served, pl, "loader")
 	e.printf("  device %s, cache %s, hot cache %s, depths: %d sample workers, sample %d, gather %d (copy workers: %d), device %d\n",
-		o.Device.Name(), r.f.cache, report.Bytes(r.f.hotBytes), r.f.workers, r.f.sampleDepth, r.f.gatherDepth, r.l.GatherWorkers(), r.f.deviceDepth)
+		o.Device.Name(), r.f.cache, report.Bytes(r.f.hotBytes), r.l.SampleWorkers(), r.f.sampleDepth, r.f.gatherDepth, r.l.GatherWorkers(), r.f.deviceDepth)
 	return nil
 }
 
@@ -402,7 +402,7 @@ func (r *loaderRun) report() error {
 		"rows_moved": m.sum("moved"), "bytes_moved_on_device": m.sum("moved_bytes"), "rows_featureless": m.sum("featureless"),
 		"first_of_epoch_wait_s": firstWait, "other_wait_s": otherWait, "seconds_slowest": slowest, "last_epoch_wait_fraction": lastFrac,
 		"peak_host_bytes": m.max("peak_host"), "peak_device_bytes": m.max("peak_device"), "max_batches_in_flight": r.l.MaxInFlight(),
-		"stages_alone_per_batch": alone, "trained": trained, "gather_workers": r.l.GatherWorkers(),
+		"stages_alone_per_batch": alone, "trained": trained, "gather_workers": r.l.GatherWorkers(), "sample_workers": r.l.SampleWorkers(),
 	})
 	return nil
 }

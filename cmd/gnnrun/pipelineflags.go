@@ -31,7 +31,7 @@ func (f *pipelineFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.cache, "cache", "reuse", "reuse the rows already on the device (reuse) or copy every row (none)")
 	fs.Int64Var(&f.hotBytes, "hot-cache", 0, "device bytes for a static cache of the highest in-degree nodes' rows (0: none)")
 	fs.StringVar(&f.feat, "feat", "feat", "node array gathered for the input nodes")
-	fs.IntVar(&f.workers, "sample-workers", 2, "samplers running side by side on each rank")
+	fs.IntVar(&f.workers, "sample-workers", 0, "samplers running side by side on each rank (0: a quarter of the rank's cores, at least 2 and at most --sample-depth)")
 	fs.IntVar(&f.sampleDepth, "sample-depth", 8, "batches sampled ahead of the gather")
 	fs.IntVar(&f.gatherDepth, "gather-depth", 2, "batches gathered on the host ahead of the device copy")
 	fs.IntVar(&f.deviceDepth, "device-depth", 1, "batches on the device ahead of the trainer")
@@ -50,10 +50,13 @@ func (f *pipelineFlags) options() (prefetch.Options, error) {
 	for _, d := range []struct {
 		name string
 		v    int
-	}{{"--sample-workers", f.workers}, {"--sample-depth", f.sampleDepth}, {"--gather-depth", f.gatherDepth}, {"--device-depth", f.deviceDepth}} {
+	}{{"--sample-depth", f.sampleDepth}, {"--gather-depth", f.gatherDepth}, {"--device-depth", f.deviceDepth}} {
 		if d.v < 1 {
 			return o, fmt.Errorf("%s %d: must be at least 1", d.name, d.v)
 		}
+	}
+	if f.workers < 0 {
+		return o, fmt.Errorf("--sample-workers %d: must be >= 0 (0: from the rank's cores)", f.workers)
 	}
 	if f.gatherWorkers < 0 {
 		return o, fmt.Errorf("--gather-workers %d: must be >= 0 (0: from the rank's cores)", f.gatherWorkers)
