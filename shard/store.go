@@ -240,10 +240,23 @@ func newRowStore(c *collective.Comm, s *Served, ntype, what string, rows [][]byt
 		return part, row, nil
 	}
 	st, err := newStore(c, s, what, own, rowBytes, locate, t, opts)
-	if err != nil || key == nil || !st.hostRows {
+	if err != nil || key == nil {
 		return st, err
 	}
-	if st.host, err = mapHostRows(c, s, *key, ti, rowBytes); err != nil {
+	// The ranks agree, so that all or none map (the environment that sets
+	// the default may differ between them).
+	on := int64(0)
+	if st.hostRows {
+		on = 1
+	}
+	if on, err = collective.Min(c, on); err == nil && on == 0 {
+		st.hostRows = false
+		return st, nil
+	}
+	if err == nil {
+		st.host, err = mapHostRows(c, s, *key, ti, rowBytes)
+	}
+	if err != nil {
 		st.Close()
 		return nil, err
 	}

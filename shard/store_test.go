@@ -268,3 +268,31 @@ func TestServedParts(t *testing.T) {
 		t.Errorf("6 ranks over 4 partitions: %v", err)
 	}
 }
+
+// Ranks that disagree on StoreHostRows (an environment set on some ranks
+// only) all ask, and none waits in a collective the others skipped.
+func TestStoreHostRowsAgree(t *testing.T) {
+	g := genGraph(t, 6, false)
+	out := filepath.Join(t.TempDir(), "parts")
+	dispatch(t, 2, g, writeAssignment(t, g, 2, 3), out)
+	world(t, 2, func(c *collective.Comm) error {
+		pt, err := Serve(c, out)
+		if err != nil {
+			return err
+		}
+		defer pt.Close()
+		s, err := NewStore(c, pt, "_N", "feat", Alltoall, StoreHostRows(c.Rank() == 0))
+		if err != nil {
+			return err
+		}
+		lo, hi := pt.Book.PartRange(1 - c.Rank()) // the other rank's, on this host
+		ids := []int64{lo, (lo + hi) / 2, hi - 1}
+		if _, err := s.Pull(ids); err != nil {
+			return err
+		}
+		if st := s.Stats(); st.HostRows != 0 || st.RemoteRows != int64(len(ids)) {
+			return fmt.Errorf("rank %d: %d rows from the host's files and %d asked; want 0 and %d", c.Rank(), st.HostRows, st.RemoteRows, len(ids))
+		}
+		return s.Close()
+	})
+}
