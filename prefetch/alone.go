@@ -120,13 +120,33 @@ func (l *Loader) measureAlone(n int) (StagesAlone, error) {
 	gathered := make([]*gatheredBatch, warm+n)
 	cls := newClassifier()
 	pred := make([]Slots, len(l.devs))
+	// As in the pipeline: the classification a batch ahead of the pull.
 	gather := func(from, to int) error {
-		for k := from; k < to; k++ {
-			if gathered[k], err = l.gatherOne(cls, pred, sampled[k]); err != nil {
-				return err
+		planned := make(chan *gatheredBatch, 1)
+		var planErr, pullErr error
+		go func() {
+			defer close(planned)
+			for k := from; k < to; k++ {
+				g, err := l.planOne(cls, pred, sampled[k])
+				if err != nil {
+					planErr = err
+					return
+				}
+				planned <- g
 			}
+		}()
+		k := from
+		for g := range planned {
+			if pullErr == nil {
+				pullErr = l.pull(g)
+			}
+			gathered[k] = g
+			k++
 		}
-		return nil
+		if planErr != nil {
+			return planErr
+		}
+		return pullErr
 	}
 	device := func(from, to int) error {
 		for _, g := range gathered[from:to] {

@@ -32,18 +32,24 @@ type hostBuffer struct {
 // device stage applies the updates in the same order), and pulls the rows
 // to copy: local ones from this rank's partitions, remote ones over the
 // store's transport (collective with alltoall: every rank pulls once per
-// batch per node type, in order).
-func (l *Loader) gather(from []chan sampled, out chan *gatheredBatch) {
+// batch per node type, in order). The plans and the pulls run side by
+// side, one goroutine each, a batch apart: a batch's rows are pulled while
+// the next one is classified (on the GPU host's 16 cores the
+// classification was about as long as the pull with its copy workers).
+func (l *Loader) gather(planned, out chan *gatheredBatch) {
 	defer close(out)
-	cls := newClassifier()
-	pred := make([]Slots, len(l.devs))
-	for seq := int64(0); ; seq++ {
-		s, ok := receive(l, stageGather, from[seq%int64(len(from))])
+	for {
+		var g *gatheredBatch
+		var ok bool
+		select { // the stage's queue is classify's, which receive counts
+		case g, ok = <-planned:
+		case <-l.ctx.Done():
+		}
 		if !ok {
 			return
 		}
 		t1 := time.Now()
-		g, err := l.gatherOne(cls, pred, s)
+		err := l.pull(g)
 		l.stats.busy(stageGather, time.Since(t1))
 		if err != nil {
 			l.fail(err)
@@ -55,8 +61,33 @@ func (l *Loader) gather(from []chan sampled, out chan *gatheredBatch) {
 	}
 }
 
-// gatherOne plans and gathers one batch.
-func (l *Loader) gatherOne(cls *classifier, pred []Slots, s sampled) (*gatheredBatch, error) {
+// classify is the gather's first half: each batch's classification, in order.
+func (l *Loader) classify(from []chan sampled, out chan *gatheredBatch) {
+	defer close(out)
+	cls := newClassifier()
+	pred := make([]Slots, len(l.devs))
+	for seq := int64(0); ; seq++ {
+		s, ok := receive(l, stageGather, from[seq%int64(len(from))])
+		if !ok {
+			return
+		}
+		t1 := time.Now()
+		g, err := l.planOne(cls, pred, s)
+		l.stats.busy(stageGather, time.Since(t1))
+		if err != nil {
+			l.fail(err)
+			return
+		}
+		if !send(l, out, g) {
+			return
+		}
+	}
+}
+
+// planOne classifies one batch's input nodes against the rows its device
+// buffer will hold (pred, which it updates), renumbers the outermost
+// block's sources to their rows, and counts the rows.
+func (l *Loader) planOne(cls *classifier, pred []Slots, s sampled) (*gatheredBatch, error) {
 	if err := l.fault("gather"); err != nil {
 		return nil, err
 	}
@@ -77,10 +108,6 @@ func (l *Loader) gatherOne(cls *classifier, pred []Slots, s sampled) (*gatheredB
 	}
 	pred[dev] = append(pred[dev][:0], up.After...)
 	blank := l.rows.zeroFeatureless(up, nodes, l.served.Book)
-	host := l.getHostBuffer(len(up.Fetch) * l.rowBytes)
-	if err := l.pullRows(nodes, up.Fetch, host.rows); err != nil {
-		return nil, err
-	}
 	// The outermost block's sources index the device rows from here on;
 	// its destinations are rows 0..NumDst-1 already.
 	b0 := s.batch.Blocks[0]
@@ -92,11 +119,17 @@ func (l *Loader) gatherOne(cls *classifier, pred []Slots, s sampled) (*gatheredB
 		b0.Src[e] = up.SlotOf[src]
 	}
 	l.stats.rows(int64(len(nodes)), int64(up.Reused), int64(up.Hot), int64(up.Fetched), int64(blank), int64(len(up.MovesFrom)), int64(l.rowBytes))
-	g := &gatheredBatch{sampled: s, up: up, host: host, dev: dev, src0: src0}
+	g := &gatheredBatch{sampled: s, up: up, dev: dev, src0: src0}
 	if l.types != nil {
 		g.rowTypes, g.rowTypeIDs = l.types.rowTypes(up.After)
 	}
 	return g, nil
+}
+
+// pull gathers the rows a planned batch lacks into a host buffer.
+func (l *Loader) pull(g *gatheredBatch) error {
+	g.host = l.getHostBuffer(len(g.up.Fetch) * l.rowBytes)
+	return l.pullRows(g.batch.Blocks[0].Nodes, g.up.Fetch, g.host.rows)
 }
 
 // pullRows pulls the feature rows of nodes[fetch[k]] into rows at k and

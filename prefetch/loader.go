@@ -309,11 +309,12 @@ func (l *Loader) Err() error { return l.firstErr() }
 func (l *Loader) BatchesPerRank() int64 { return l.total }
 
 // MaxInFlight returns how many batches the pipeline holds at most beyond
-// the trainer's: the sample queue and workers, the gathered buffers, the
-// device buffers.
+// the trainer's: the sample queue and workers, the gather's (one being
+// classified, one classified, one pulled) and its buffers, the device
+// buffers.
 func (l *Loader) MaxInFlight() int {
 	o := l.o
-	return o.SampleDepth + o.SampleWorkers + o.GatherDepth + 1 + o.DeviceDepth + 1
+	return o.SampleDepth + o.SampleWorkers + o.GatherDepth + 3 + o.DeviceDepth + 1
 }
 
 // DeviceBuffers returns how many device buffers the batches use in turn

@@ -14,9 +14,10 @@ import (
 // the same batches' turns in the same order, and the collective exchanges
 // of its sampler (alltoall) meet their partners; the gather stage reads
 // worker k mod W's channel for batch k, so batches leave in order without
-// a reorder buffer. The gather and device stages are single goroutines:
-// the gather's pulls are collective too, and each batch's device update
-// depends on the previous one's.
+// a reorder buffer. The gather stage is two goroutines a batch apart, the
+// classification and the pull, each in order (the pulls are collective
+// too); the device stage is one: each batch's device update depends on the
+// previous one's.
 
 // item is a task on its way: its turn in the run.
 type item struct {
@@ -50,7 +51,9 @@ func (l *Loader) start() {
 	for k := range w {
 		l.run(func() { l.sampleWorker(k, toWorker[k], fromWorker[k]) })
 	}
-	l.run(func() { l.gather(fromWorker, gathered) })
+	planned := make(chan *gatheredBatch, 1)
+	l.run(func() { l.classify(fromWorker, planned) })
+	l.run(func() { l.gather(planned, gathered) })
 	l.run(func() { l.device(gathered) })
 }
 

@@ -76,6 +76,7 @@ func (r *statsRecorder) init(workers int) {
 		r.s.Stages[i] = StageStats{Name: n, Workers: 1}
 	}
 	r.s.Stages[stageSample].Workers = workers
+	r.s.Stages[stageGather].Workers = 2 // the classification and the pull
 }
 
 // busy adds work time to a stage.
