@@ -2,6 +2,7 @@ package sampler
 
 import (
 	"math/bits"
+	"slices"
 	"sync"
 
 	"gnnrun/shard"
@@ -74,8 +75,11 @@ func (t *edgeTable) unpack(w []int64, src, eid []int64) ([]int64, []int64) {
 // too large for one takes: for the tests of that layout on small graphs.
 var wideEdgeTables = false
 
-// newEdgeTable lays out the in-edges of the partitions s serves.
-func newEdgeTable(s *shard.Served) *edgeTable {
+// newEdgeTable lays out the in-edges of the partitions s serves, then
+// those of host (the host's other partitions, HostGraph): the served
+// partitions' entries are where they are without them, as the RMA readers
+// of this rank's table expect.
+func newEdgeTable(s *shard.Served, host []*shard.Partition) *edgeTable {
 	n, m := s.Book.NumNodes(), s.Book.NumEdges()
 	eb := uint(bits.Len64(uint64(max(m-1, 0))))
 	t := &edgeTable{shift: eb, mask: 1<<eb - 1, base: make([]int64, s.Config.NumParts)}
@@ -83,8 +87,9 @@ func newEdgeTable(s *shard.Served) *edgeTable {
 	for q := range t.base {
 		t.base[q] = -1
 	}
+	parts := append(slices.Clip(s.Parts), host...)
 	var total int64
-	for _, p := range s.Parts {
+	for _, p := range parts {
 		t.base[p.ID] = total
 		total += p.NumEdges()
 	}
@@ -93,7 +98,7 @@ func newEdgeTable(s *shard.Served) *edgeTable {
 		stride = 2
 	}
 	t.words = hugeWords(int(total * stride))
-	for _, p := range s.Parts {
+	for _, p := range parts {
 		t.fill(p, t.words[t.base[p.ID]*stride:(t.base[p.ID]+p.NumEdges())*stride])
 	}
 	return t
@@ -116,10 +121,18 @@ func (t *edgeTable) fill(p *shard.Partition, w []uint64) {
 }
 
 // The edge tables of the served sets of the samplers open in this
-// process, with the number of samplers using each.
+// process, with or without the host's partitions, with the number of
+// samplers using each.
 var edgeTables struct {
 	sync.Mutex
-	of map[*shard.Served]*sharedTable
+	of map[tableKey]*sharedTable
+}
+
+// tableKey names an edge table: a served set, with the host's other
+// partitions or not.
+type tableKey struct {
+	s    *shard.Served
+	host bool
 }
 
 type sharedTable struct {
@@ -127,29 +140,33 @@ type sharedTable struct {
 	refs int
 }
 
-// acquireEdgeTable returns the edge table of s, made on first use.
-func acquireEdgeTable(s *shard.Served) *edgeTable {
+// acquireEdgeTable returns the edge table of s and host (the host's
+// other partitions, or nil), made on first use.
+func acquireEdgeTable(s *shard.Served, host []*shard.Partition) *edgeTable {
 	edgeTables.Lock()
 	defer edgeTables.Unlock()
 	if edgeTables.of == nil {
-		edgeTables.of = map[*shard.Served]*sharedTable{}
+		edgeTables.of = map[tableKey]*sharedTable{}
 	}
-	st := edgeTables.of[s]
+	key := tableKey{s, host != nil}
+	st := edgeTables.of[key]
 	if st == nil {
-		st = &sharedTable{t: newEdgeTable(s)}
-		edgeTables.of[s] = st
+		st = &sharedTable{t: newEdgeTable(s, host)}
+		edgeTables.of[key] = st
 	}
 	st.refs++
 	return st.t
 }
 
-// releaseEdgeTable drops a sampler's use of the edge table of s.
-func releaseEdgeTable(s *shard.Served) {
+// releaseEdgeTable drops a sampler's use of the edge table of s, with the
+// host's partitions or not.
+func releaseEdgeTable(s *shard.Served, host bool) {
 	edgeTables.Lock()
 	defer edgeTables.Unlock()
-	if st := edgeTables.of[s]; st != nil {
+	key := tableKey{s, host}
+	if st := edgeTables.of[key]; st != nil {
 		if st.refs--; st.refs == 0 {
-			delete(edgeTables.of, s)
+			delete(edgeTables.of, key)
 			freeHugeWords(st.t.words)
 		}
 	}

@@ -38,6 +38,13 @@ type Options struct {
 	// Budget bounds the bytes one rank receives in one step of an
 	// all-to-all exchange (default 256 MiB).
 	Budget int
+	// HostGraph samples the partitions the other ranks of this host serve
+	// as this rank's own, from their files mapped here
+	// (shard.OpenHostParts), instead of asking those ranks: only the
+	// frontier nodes of other hosts are remote. Each rank then holds the
+	// edge table of its host's partitions, 8 bytes an edge (16 past 2^64
+	// node and edge IDs together), where it held its own partitions'.
+	HostGraph bool
 	// Link makes link-prediction batches (SampleTask of edge tasks).
 	Link *LinkOptions
 	// Labels names the node array node batches carry for their seeds.

@@ -24,8 +24,9 @@ type Sampler struct {
 	c       *collective.Comm
 	served  *shard.Served
 	o       Options
-	fanouts [][]int // [layer][etype]
-	views   []*view // per partition: its view when served here
+	fanouts [][]int            // [layer][etype]
+	views   []*view            // per partition: its view when served here (or, with HostGraph, on this host)
+	host    []*shard.Partition // HostGraph: the host's other partitions, mapped here
 	table   *edgeTable
 	draws   nodeDraws
 	remote  remoteDraws
@@ -124,19 +125,24 @@ func New(c *collective.Comm, s *shard.Served, o Options) (*Sampler, error) {
 	}
 	sm := &Sampler{served: s, o: o, fanouts: fanouts, views: make([]*view, s.Config.NumParts)}
 	sm.draws = nodeDraws{fanouts: fanouts, replace: o.Replace, weighted: o.Prob != "", orig: o.OrigEIDs}
-	for _, p := range s.Parts {
+	if err == nil && o.HostGraph {
+		sm.host, err = shard.OpenHostParts(c, s)
+	}
+	for _, p := range append(slices.Clip(s.Parts), sm.host...) {
 		if err != nil {
 			break
 		}
 		sm.views[p.ID], err = newView(p, &o)
 	}
 	if err := collective.Agree(c, err); err != nil {
+		sm.closeHost()
 		return nil, err
 	}
-	sm.table = acquireEdgeTable(s)
+	sm.table = acquireEdgeTable(s, sm.host)
 	sm.numbering.dense = servedMarks(s)
 	if sm.c, err = c.Dup(); err != nil {
-		releaseEdgeTable(s)
+		releaseEdgeTable(s, sm.host != nil)
+		sm.closeHost()
 		return nil, err
 	}
 	switch o.Transport {
@@ -179,6 +185,14 @@ func (s *Sampler) openTasks() error {
 	return nil
 }
 
+// closeHost unmaps the host's partitions (HostGraph).
+func (s *Sampler) closeHost() {
+	for _, p := range s.host {
+		p.Close()
+	}
+	s.host = nil
+}
+
 // Layers returns the number of layers (blocks) of every batch.
 func (s *Sampler) Layers() int { return len(s.fanouts) }
 
@@ -207,9 +221,10 @@ func (s *Sampler) Close() error {
 		keep(s.c.Free())
 	}
 	if s.table != nil {
-		releaseEdgeTable(s.served)
+		releaseEdgeTable(s.served, s.host != nil)
 		s.table = nil
 	}
+	s.closeHost()
 	if s.numbering.dense != nil {
 		s.numbering.dense.free()
 		s.numbering.dense = nil

@@ -71,6 +71,11 @@ func sampleOn(t *testing.T, f *fixture, p int, o Options, excl func(b int64, see
 		if sm.draws.ahead.missed != 0 {
 			return fmt.Errorf("rank %d: %d uniform choices drew from their streams, not from the draws made ahead", c.Rank(), sm.draws.ahead.missed)
 		}
+		// The test's worlds put two ranks on each host: up to 2 ranks, a
+		// host graph leaves no frontier node remote.
+		if st := sm.Stats(); o.HostGraph && p <= 2 && st.RemoteNodes != 0 {
+			return fmt.Errorf("rank %d of %d, one host: %d frontier nodes remote with the host's partitions mapped", c.Rank(), p, st.RemoteNodes)
+		}
 		return sm.Close()
 	})
 	return out
@@ -293,6 +298,26 @@ func TestSampleSameAtAnyRankCount(t *testing.T) {
 			t.Run(fmt.Sprintf("hetero=%v/%s", hetero, name), func(t *testing.T) {
 				ref := sampleOn(t, f, 1, o, nil)
 				f.sameBatches(t, ref, "P=1's", o, nil, bothTransports, 1, 2, 4, 8)
+			})
+		}
+	}
+}
+
+// With HostGraph a rank samples the partitions of its host's other ranks
+// as its own: the same batches at every rank count, by either transport,
+// and on one host no frontier node remote (sampleOn checks it).
+func TestSampleHostGraph(t *testing.T) {
+	for _, hetero := range []bool{false, true} {
+		f := getFixture(t, hetero, 4)
+		for _, name := range []string{"uniform", "weighted-replace", "per-type"} {
+			o, ok := optionCases(hetero)[name]
+			if !ok {
+				continue
+			}
+			t.Run(fmt.Sprintf("hetero=%v/%s", hetero, name), func(t *testing.T) {
+				ref := sampleOn(t, f, 1, o, nil)
+				o.HostGraph = true
+				f.sameBatches(t, ref, "P=1's", o, nil, bothTransports, 2, 4, 8)
 			})
 		}
 	}

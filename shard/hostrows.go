@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"gnnrun/collective"
+	"gnnrun/graph"
 )
 
 // A feature row of a partition that another rank of the same host serves
@@ -46,29 +47,10 @@ type hostRows struct {
 // it.
 func mapHostRows(c *collective.Comm, s *Served, key featKey, ti, rb int) (hostRows, error) {
 	var h hostRows
-	if s.Config.Compression == "zstd" {
-		return h, nil
-	}
-	node, err := c.SplitShared()
+	parts, err := hostPartIDs(c, s)
 	if err != nil {
 		return h, err
 	}
-	mates, _, err := collective.Allgatherv(node, []int64{int64(c.Rank())})
-	if ferr := node.Free(); err == nil {
-		err = ferr
-	}
-	if err != nil {
-		return h, err
-	}
-	var parts []int
-	for _, r := range mates {
-		for _, q := range ServedParts(int(r), c.Size(), s.Config.NumParts) {
-			if s.local[q] == nil && !slices.Contains(parts, q) {
-				parts = append(parts, q)
-			}
-		}
-	}
-	slices.Sort(parts)
 	for _, q := range parts {
 		if err = h.mapPart(s, q, key, ti, rb); err != nil {
 			break
@@ -79,6 +61,58 @@ func mapHostRows(c *collective.Comm, s *Served, key featKey, ti, rb int) (hostRo
 		return hostRows{}, err
 	}
 	return h, nil
+}
+
+// hostPartIDs returns, ascending, the partitions the other ranks of this
+// host serve and this one does not: none for a compressed directory,
+// whose files are in /dev/shm only while Serve maps them. It is
+// collective over c.
+func hostPartIDs(c *collective.Comm, s *Served) ([]int, error) {
+	if s.Config.Compression == "zstd" {
+		return nil, nil
+	}
+	node, err := c.SplitShared()
+	if err != nil {
+		return nil, err
+	}
+	mates, _, err := collective.Allgatherv(node, []int64{int64(c.Rank())})
+	if ferr := node.Free(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return nil, err
+	}
+	var parts []int
+	for _, r := range mates {
+		for _, q := range ServedParts(int(r), c.Size(), s.Config.NumParts) {
+			if s.local[q] == nil && !slices.Contains(parts, q) {
+				parts = append(parts, q)
+			}
+		}
+	}
+	slices.Sort(parts)
+	return parts, nil
+}
+
+// OpenHostParts maps the partitions that the other ranks of this host
+// serve and this rank does not (none for a compressed directory), for
+// reading them as its own: the host's ranks share their files in the page
+// cache. Their serving ranks checked them (Serve). The caller closes
+// them. It is collective over c: every rank fails when one cannot map a
+// file, naming it.
+func OpenHostParts(c *collective.Comm, s *Served) ([]*Partition, error) {
+	parts, err := hostPartIDs(c, s)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := loadPartitions(s.ConfigPath, s.Config, parts, func(rel string) (*graph.Tensor, mapping, error) {
+		return mapArray(resolve(s.ConfigPath, rel))
+	})
+	if err = collective.Agree(c, err); err != nil {
+		closeAll(ps)
+		return nil, err
+	}
+	return ps, nil
 }
 
 // mapPart maps partition q's file of node array key, checking its rows.

@@ -30,7 +30,7 @@ type batchFlags struct {
 	etype, edgeMask, prob       string
 	negDist, exclude, transport string
 	dump                        string
-	replace                     bool
+	replace, hostGraph          bool
 	seed                        uint64
 }
 
@@ -91,6 +91,7 @@ func (f *batchFlags) register(fs *pflag.FlagSet) {
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of every draw")
 	fs.StringVar(&f.transport, "transport", "alltoall", "how remote frontier nodes are sampled (and remote rows fetched): alltoall or rma")
 	fs.StringVar(&f.dump, "dump", "", "write every batch as DIR/e<epoch>-b<batch>.npz (input IDs)")
+	fs.BoolVar(&f.hostGraph, "host-graph", false, "sample the partitions of this host's other ranks from their files, as this rank's own (only other hosts' frontier nodes are remote; each rank holds its host's edge table, 8 bytes an edge)")
 }
 
 // options turns the flags into sampler options, failing on bad values
@@ -124,7 +125,7 @@ func (f *batchFlags) options() (sampler.Options, error) {
 	if o.Transport, err = shard.ParseTransport(f.transport); err != nil {
 		return o, err
 	}
-	o.Replace, o.Prob, o.Seed, o.OrigEIDs = f.replace, f.prob, f.seed, f.dump != ""
+	o.Replace, o.Prob, o.Seed, o.OrigEIDs, o.HostGraph = f.replace, f.prob, f.seed, f.dump != "", f.hostGraph
 	if f.task == "link" {
 		if o.Link, err = f.linkOptions(); err != nil {
 			return o, err

@@ -296,9 +296,9 @@ func TestSampleReportsCostPerNode(t *testing.T) {
 		LocalS  float64 `json:"local_seconds"`
 		RemoteS float64 `json:"remote_seconds"`
 	}
-	run := func(np int) (counts, string) {
+	run := func(np int, more ...string) (counts, string) {
 		rep := filepath.Join(t.TempDir(), "report.json")
-		res := mustRun(t, np, "sample", parts, "--fanouts", "4,3", "--batch-size", "16", "--epochs", "1", "--seed", "3", "--report", rep)
+		res := mustRun(t, np, append([]string{"sample", parts, "--fanouts", "4,3", "--batch-size", "16", "--epochs", "1", "--seed", "3", "--report", rep}, more...)...)
 		blob, err := os.ReadFile(rep)
 		if err != nil {
 			t.Fatal(err)
@@ -323,6 +323,10 @@ func TestSampleReportsCostPerNode(t *testing.T) {
 	}
 	if four.RemoteS <= 0 || four.LocalS <= 0 {
 		t.Fatalf("4 ranks: the report's seconds %+v", four)
+	}
+	// The 4 ranks share this host: with its graph mapped, none is remote.
+	if host, _ := run(4, "--host-graph"); host.Remote != 0 || host.Local != one.Local {
+		t.Fatalf("4 ranks, --host-graph: %v local + %v remote frontier nodes; one rank drew %v, all local", host.Local, host.Remote, one.Local)
 	}
 	total := func(out string) []string {
 		for _, line := range strings.Split(out, "\n") {
