@@ -2,7 +2,6 @@ package prefetch
 
 import (
 	"fmt"
-	"time"
 
 	"gnnrun/shard"
 )
@@ -48,14 +47,7 @@ func (l *Loader) gather(planned, out chan *gatheredBatch) {
 		if !ok {
 			return
 		}
-		t1 := time.Now()
-		err := l.pull(g)
-		l.stats.busy(stageGather, time.Since(t1))
-		if err != nil {
-			l.fail(err)
-			return
-		}
-		if !send(l, out, g) {
+		if !step(l, stageGather, out, func() (*gatheredBatch, error) { return g, l.pull(g) }) {
 			return
 		}
 	}
@@ -71,14 +63,7 @@ func (l *Loader) classify(from []chan sampled, out chan *gatheredBatch) {
 		if !ok {
 			return
 		}
-		t1 := time.Now()
-		g, err := l.planOne(cls, pred, s)
-		l.stats.busy(stageGather, time.Since(t1))
-		if err != nil {
-			l.fail(err)
-			return
-		}
-		if !send(l, out, g) {
+		if !step(l, stageGather, out, func() (*gatheredBatch, error) { return l.planOne(cls, pred, s) }) {
 			return
 		}
 	}

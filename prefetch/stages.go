@@ -161,18 +161,17 @@ func (l *Loader) sampleWorker(w int, in chan item, out chan sampled) {
 		if !ok {
 			return
 		}
-		t1 := time.Now()
-		err := l.fault("sample")
-		var b *sampler.Batch
-		if err == nil {
-			b, err = l.samplers[w][it.kind].SampleTask(it.task)
-		}
-		l.stats.busy(stageSample, time.Since(t1))
-		if err != nil {
-			l.fail(fmt.Errorf("prefetch: sampling batch %d of epoch %d: %w", it.task.Number, it.task.Epoch, err))
-			return
-		}
-		if !send(l, out, sampled{it, b}) {
+		if !step(l, stageSample, out, func() (sampled, error) {
+			err := l.fault("sample")
+			var b *sampler.Batch
+			if err == nil {
+				b, err = l.samplers[w][it.kind].SampleTask(it.task)
+			}
+			if err != nil {
+				return sampled{}, fmt.Errorf("prefetch: sampling batch %d of epoch %d: %w", it.task.Number, it.task.Epoch, err)
+			}
+			return sampled{it, b}, nil
+		}) {
 			return
 		}
 	}
@@ -190,6 +189,20 @@ func receive[T any](l *Loader, stage int, in chan T) (T, bool) {
 	}
 	l.stats.queued(stage, len(in), cap(in))
 	return v, ok
+}
+
+// step does one batch's work of a stage, counted as its busy time, and
+// hands the result on; false when the stage must stop (the work failed,
+// failing the loader, or the pipeline stopped).
+func step[T any](l *Loader, stage int, out chan T, work func() (T, error)) bool {
+	t1 := time.Now()
+	v, err := work()
+	l.stats.busy(stage, time.Since(t1))
+	if err != nil {
+		l.fail(err)
+		return false
+	}
+	return send(l, out, v)
 }
 
 // send hands v to the next stage; false if the pipeline stopped first.

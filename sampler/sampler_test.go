@@ -286,7 +286,9 @@ func TestSampleMatchesInput(t *testing.T) {
 
 // A batch is a function of the partitions, the seed, the epoch and its
 // number: the same at 1, 2, 4 and 8 ranks over 4 partitions, by either
-// transport.
+// transport, and with HostGraph (a rank samples its host's other
+// partitions as its own; on one host no frontier node is remote, which
+// sampleOn checks).
 func TestSampleSameAtAnyRankCount(t *testing.T) {
 	for _, hetero := range []bool{false, true} {
 		f := getFixture(t, hetero, 4)
@@ -298,24 +300,6 @@ func TestSampleSameAtAnyRankCount(t *testing.T) {
 			t.Run(fmt.Sprintf("hetero=%v/%s", hetero, name), func(t *testing.T) {
 				ref := sampleOn(t, f, 1, o, nil)
 				f.sameBatches(t, ref, "P=1's", o, nil, bothTransports, 1, 2, 4, 8)
-			})
-		}
-	}
-}
-
-// With HostGraph a rank samples the partitions of its host's other ranks
-// as its own: the same batches at every rank count, by either transport,
-// and on one host no frontier node remote (sampleOn checks it).
-func TestSampleHostGraph(t *testing.T) {
-	for _, hetero := range []bool{false, true} {
-		f := getFixture(t, hetero, 4)
-		for _, name := range []string{"uniform", "weighted-replace", "per-type"} {
-			o, ok := optionCases(hetero)[name]
-			if !ok {
-				continue
-			}
-			t.Run(fmt.Sprintf("hetero=%v/%s", hetero, name), func(t *testing.T) {
-				ref := sampleOn(t, f, 1, o, nil)
 				o.HostGraph = true
 				f.sameBatches(t, ref, "P=1's", o, nil, bothTransports, 2, 4, 8)
 			})
