@@ -106,10 +106,8 @@ func (l *Loader) measureAlone(n int) (StagesAlone, error) {
 		return a, fmt.Errorf("prefetch: the stages alone need more than %d batches per epoch", warm)
 	}
 	l.stats.init(len(l.samplers))
+	a.Cores = l.cores
 	var err error
-	if a.Cores, err = rankCores(l.c); err != nil {
-		return a, err
-	}
 	sampled := make([]sampled, warm+n)
 	if err := l.sampleAlone(tasks, sampled, 0, warm); err != nil {
 		return a, err

@@ -93,6 +93,7 @@ func (b *Batch) Release() {
 // and every rank's trainer takes the same number of batches.
 type Loader struct {
 	o      Options
+	cores  float64          // the rank's CPUs (rankCores)
 	c      *collective.Comm // the loader's own: setup, from which the samplers and stores take theirs
 	served *shard.Served
 	plan   *sampler.Plan
@@ -146,17 +147,15 @@ func New(c *collective.Comm, s *shard.Served, plan *sampler.Plan, o Options) (*L
 // started. It is collective.
 func newLoader(c *collective.Comm, s *shard.Served, plan *sampler.Plan, o Options) (*Loader, error) {
 	o.setDefault()
-	if o.SampleWorkers == 0 || o.GatherWorkers == 0 {
-		cores, err := rankCores(c)
-		if err != nil {
-			return nil, err
-		}
-		if o.SampleWorkers == 0 {
-			o.SampleWorkers = sampleWorkersFor(cores, o.SampleDepth)
-		}
-		if o.GatherWorkers == 0 {
-			o.GatherWorkers = gatherWorkersFor(cores)
-		}
+	cores, err := rankCores(c)
+	if err != nil {
+		return nil, err
+	}
+	if o.SampleWorkers == 0 {
+		o.SampleWorkers = sampleWorkersFor(cores, o.SampleDepth)
+	}
+	if o.GatherWorkers == 0 {
+		o.GatherWorkers = gatherWorkersFor(cores)
 	}
 	if err := o.check(); err != nil {
 		return nil, err
@@ -165,7 +164,7 @@ func newLoader(c *collective.Comm, s *shard.Served, plan *sampler.Plan, o Option
 	if err != nil {
 		return nil, err
 	}
-	l := &Loader{o: o, c: cc, served: s, plan: plan, out: make(chan *Batch, o.DeviceDepth), trained: make([]int64, o.Epochs)}
+	l := &Loader{o: o, cores: cores, c: cc, served: s, plan: plan, out: make(chan *Batch, o.DeviceDepth), trained: make([]int64, o.Epochs)}
 	l.total = plan.BatchesPerEpoch() * int64(o.Epochs)
 	for e := range o.Epochs {
 		if o.evaluates(e) {

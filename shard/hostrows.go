@@ -11,10 +11,10 @@ import (
 // A feature row of a partition that another rank of the same host serves
 // is in a file this rank can map too: the ranks of a host share one copy
 // of every partition's arrays in the page cache. A Store of a node array
-// maps those partitions' files of the array (hostRows) and copies their
-// rows as it copies its own, where the transport would have asked the
-// other rank for them: on a GPU host with one rank per GPU, every row
-// lies on the host. Only the ranks of other hosts are asked. A compressed
+// maps those partitions (OpenHostParts) and copies their rows of the array
+// as it copies its own, where the transport would have asked the other
+// rank for them: on a GPU host with one rank per GPU, every row lies on
+// the host. Only the ranks of other hosts are asked. A compressed
 // directory's files live in /dev/shm only while Serve maps them, so its
 // stores ask as before.
 
@@ -33,28 +33,39 @@ func StoreHostRows(on bool) StoreOption {
 // "off".
 func hostRowsDefault() bool { return os.Getenv("GNNRUN_HOST_ROWS") != "off" }
 
-// hostRows are the rows of node array key (of node type ti, rows of rb
-// bytes) of the partitions served by the other ranks of this host and not
-// by this one, mapped from their files, and the maps to release.
+// hostRows are the rows of a node array in the partitions served by the
+// other ranks of this host and not by this one, and those partitions,
+// mapped here (OpenHostParts), to close.
 type hostRows struct {
-	rows []ownRows
-	maps []mapping
+	rows  []ownRows
+	parts []*Partition
 }
 
-// mapHostRows maps the rows of node array key of the partitions the other
-// ranks of this host serve (none for a compressed directory). It is
-// collective over c: every rank fails when one cannot map a file, naming
-// it.
+// mapHostRows maps the partitions the other ranks of this host serve
+// (none for a compressed directory) and returns their rows of node array
+// key, of node type ti, rb bytes a row. It is collective over c: every
+// rank fails when one cannot map a partition or finds its rows wrong,
+// naming the file.
 func mapHostRows(c *collective.Comm, s *Served, key featKey, ti, rb int) (hostRows, error) {
-	var h hostRows
-	parts, err := hostPartIDs(c, s)
+	parts, err := OpenHostParts(c, s)
 	if err != nil {
-		return h, err
+		return hostRows{}, err
 	}
-	for _, q := range parts {
-		if err = h.mapPart(s, q, key, ti, rb); err != nil {
+	h := hostRows{parts: parts}
+	for _, p := range parts {
+		t := p.NodeFeat(key.typ, key.name)
+		lo, hi := s.Book.TypeRange(p.ID, ti)
+		switch {
+		case t == nil:
+			err = errorf("%s: partition %d has no node array %s", s.ConfigPath, p.ID, key)
+		case int64(len(t.Data)) != (hi-lo)*int64(rb):
+			err = errorf("%s: %d bytes for the %d rows of %d bytes of partition %d",
+				resolve(s.ConfigPath, s.Config.Parts[p.ID].NodeFeats[key.String()]), len(t.Data), hi-lo, rb, p.ID)
+		}
+		if err != nil {
 			break
 		}
+		h.rows = append(h.rows, ownRows{lo: lo, hi: hi, data: t.Data})
 	}
 	if err = collective.Agree(c, err); err != nil {
 		h.close()
@@ -115,34 +126,14 @@ func OpenHostParts(c *collective.Comm, s *Served) ([]*Partition, error) {
 	return ps, nil
 }
 
-// mapPart maps partition q's file of node array key, checking its rows.
-func (h *hostRows) mapPart(s *Served, q int, key featKey, ti, rb int) error {
-	rel, ok := s.Config.Parts[q].NodeFeats[key.String()]
-	if !ok {
-		return errorf("%s: partition %d has no node array %s", s.ConfigPath, q, key)
-	}
-	path := resolve(s.ConfigPath, rel)
-	t, m, err := mapArray(path)
-	if err != nil {
-		return err
-	}
-	h.maps = append(h.maps, m)
-	lo, hi := s.Book.TypeRange(q, ti)
-	if int64(len(t.Data)) != (hi-lo)*int64(rb) {
-		return errorf("%s: %d bytes for the %d rows of %d bytes of partition %d", path, len(t.Data), hi-lo, rb, q)
-	}
-	h.rows = append(h.rows, ownRows{lo: lo, hi: hi, data: t.Data})
-	return nil
-}
-
-// close releases the maps.
+// close unmaps the partitions.
 func (h *hostRows) close() error {
 	var first error
-	for _, m := range h.maps {
-		if err := m.unmap(); err != nil && first == nil {
+	for _, p := range h.parts {
+		if err := p.Close(); err != nil && first == nil {
 			first = err
 		}
 	}
-	h.maps, h.rows = nil, nil
+	h.parts, h.rows = nil, nil
 	return first
 }

@@ -112,12 +112,11 @@ type Store struct {
 	own []ownRows
 	// near is own and the rows of the partitions of this host's other
 	// ranks, mapped from their files (hostRows): the rows a Pull copies.
-	near     []ownRows
-	host     hostRows
-	hostRows bool // StoreHostRows
-	locate   func(id int64) (part int, row int64, err error)
-	served   *Served
-	server   []int // per partition, the rank this one reads it from
+	near   []ownRows
+	host   hostRows
+	locate func(id int64) (part int, row int64, err error)
+	served *Served
+	server []int // per partition, the rank this one reads it from
 	// copyWorkers is the goroutines a Pull's copies are split over.
 	copyWorkers int
 	wins        []rank.Window // per slot (see Served.Slot), over each rank's rows
@@ -239,18 +238,21 @@ func newRowStore(c *collective.Comm, s *Served, ntype, what string, rows [][]byt
 		}
 		return part, row, nil
 	}
-	st, err := newStore(c, s, what, own, rowBytes, locate, t, opts)
+	o, err := storeOpts(opts)
+	if err != nil {
+		return nil, err
+	}
+	st, err := newStore(c, s, what, own, rowBytes, locate, t, o)
 	if err != nil || key == nil {
 		return st, err
 	}
 	// The ranks agree, so that all or none map (the environment that sets
 	// the default may differ between them).
 	on := int64(0)
-	if st.hostRows {
+	if o.hostRows {
 		on = 1
 	}
 	if on, err = collective.Min(c, on); err == nil && on == 0 {
-		st.hostRows = false
 		return st, nil
 	}
 	if err == nil {
@@ -279,16 +281,25 @@ func NewOrigIDStore(c *collective.Comm, s *Served, t Transport, opts ...StoreOpt
 		part, local := book.Locate(id)
 		return part, local, nil
 	}
-	return newStore(c, s, fileOrigNIDs, own, 8, locate, t, opts)
+	o, err := storeOpts(opts)
+	if err != nil {
+		return nil, err
+	}
+	return newStore(c, s, fileOrigNIDs, own, 8, locate, t, o)
 }
 
-func newStore(c *collective.Comm, s *Served, what string, own []ownRows, rb int, locate func(int64) (int, int64, error), t Transport, opts []StoreOption) (*Store, error) {
+// storeOpts returns the options opts set over the defaults.
+func storeOpts(opts []StoreOption) (storeOptions, error) {
 	o := storeOptions{budget: 256 << 20, copyWorkers: 1, hostRows: hostRowsDefault()}
 	for _, opt := range opts {
 		if err := opt(&o); err != nil {
-			return nil, err
+			return o, err
 		}
 	}
+	return o, nil
+}
+
+func newStore(c *collective.Comm, s *Served, what string, own []ownRows, rb int, locate func(int64) (int, int64, error), t Transport, o storeOptions) (*Store, error) {
 	if t != Alltoall && t != RMA {
 		return nil, fmt.Errorf("shard: unknown transport %d", int(t))
 	}
@@ -299,7 +310,7 @@ func newStore(c *collective.Comm, s *Served, what string, own []ownRows, rb int,
 	if err != nil {
 		return nil, err
 	}
-	st := &Store{c: dc, t: t, what: what, own: own, near: own, locate: locate, served: s, budget: o.budget, copyWorkers: o.copyWorkers, hostRows: o.hostRows,
+	st := &Store{c: dc, t: t, what: what, own: own, near: own, locate: locate, served: s, budget: o.budget, copyWorkers: o.copyWorkers,
 		local: make([][]byte, s.Config.NumParts), server: make([]int, s.Config.NumParts)}
 	for k, p := range s.Parts {
 		st.local[p.ID] = own[k].data
