@@ -304,6 +304,9 @@ func (l *Loader) Trained() (perEpoch []int64, items int64) {
 // Err returns the error that stopped the pipeline, if any.
 func (l *Loader) Err() error { return l.firstErr() }
 
+// HostGraphOff is the samplers' sampler.Sampler.HostGraphOff.
+func (l *Loader) HostGraphOff() string { return l.samplers[0][0].HostGraphOff() }
+
 // BatchesPerRank returns how many batches every rank's trainer gets.
 func (l *Loader) BatchesPerRank() int64 { return l.total }
 

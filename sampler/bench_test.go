@@ -229,3 +229,56 @@ func BenchmarkFloyd(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkNumber numbers the blocks of batches sampled as BenchmarkSample
+// samples them (their destinations and their edges' global sources) with
+// the sampler's marks, and reports ns per entry.
+func BenchmarkNumber(b *testing.B) {
+	dir := benchPartsDir(b)
+	type block struct{ dst, src []int64 }
+	var blocks []block
+	var marks *denseMarks
+	testgraph.World(b, 1, func(c *collective.Comm) error {
+		s, err := shard.Serve(c, dir)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		plan, err := NewNodePlan(c, s, s.Config.NodeTypes[0], "train_mask", 1024)
+		if err != nil {
+			return err
+		}
+		sm, err := New(c, s, Options{Fanouts: []int{15, 10, 5}, Seed: 1, Transport: shard.Alltoall})
+		if err != nil {
+			return err
+		}
+		defer sm.Close()
+		for _, t := range plan.Epoch(1, 0)[:20] {
+			bt, err := sm.SampleTask(t)
+			if err != nil {
+				return err
+			}
+			for _, bl := range bt.Blocks {
+				src := make([]int64, len(bl.Src))
+				for k, l := range bl.Src {
+					src[k] = bl.Nodes[l]
+				}
+				blocks = append(blocks, block{bl.Nodes[:bl.NumDst], src})
+			}
+		}
+		marks = servedMarks(s)
+		return nil
+	})
+	var idx []int32
+	var nodes []int64
+	entries := 0
+	b.ResetTimer()
+	for i := range b.N {
+		bl := blocks[i%len(blocks)]
+		idx = grow32(idx, len(bl.src))
+		nodes = append(nodes[:0], bl.dst...)
+		nodes, _ = marks.number(bl.dst, bl.src, idx, nodes)
+		entries += len(bl.dst) + len(bl.src)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(entries), "ns/entry")
+}

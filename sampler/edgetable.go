@@ -2,9 +2,11 @@ package sampler
 
 import (
 	"math/bits"
-	"slices"
 	"sync"
 
+	"golang.org/x/sys/unix"
+
+	"gnnrun/collective"
 	"gnnrun/shard"
 )
 
@@ -16,13 +18,20 @@ import (
 // one word, source<<shift | edge ID, when the graph's node and edge IDs
 // fit 64 bits together (2^30 nodes and 2^34 edges do), else two words.
 // It costs 8 (or 16) bytes per edge of the served partitions, once per
-// rank: the samplers of a rank share it.
+// rank (the samplers of a rank share it), or, with the host's partitions
+// (HostGraph), once per host for all of them (newHostEdgeTable).
 type edgeTable struct {
 	words []uint64
 	wide  bool // two words an entry: source, edge ID
 	shift uint
 	mask  uint64
-	base  []int64 // per partition ID: its first entry, or -1 when not served
+	base  []int64 // per partition ID: its first entry, or -1 when not read here
+	// served is the entries of the served partitions, the table's first.
+	served int64
+	// region is the range of addresses of a table of the host's
+	// partitions (see newHostEdgeTable), nil for one in this rank's
+	// memory alone (hugeWords).
+	region []byte
 }
 
 // at returns the global source and edge IDs of entry i.
@@ -75,11 +84,9 @@ func (t *edgeTable) unpack(w []int64, src, eid []int64) ([]int64, []int64) {
 // too large for one takes: for the tests of that layout on small graphs.
 var wideEdgeTables = false
 
-// newEdgeTable lays out the in-edges of the partitions s serves, then
-// those of host (the host's other partitions, HostGraph): the served
-// partitions' entries are where they are without them, as the RMA readers
-// of this rank's table expect.
-func newEdgeTable(s *shard.Served, host []*shard.Partition) *edgeTable {
+// blankEdgeTable returns the layout of an edge table of s's graph, no
+// partition placed yet (every base -1).
+func blankEdgeTable(s *shard.Served) *edgeTable {
 	n, m := s.Book.NumNodes(), s.Book.NumEdges()
 	eb := uint(bits.Len64(uint64(max(m-1, 0))))
 	t := &edgeTable{shift: eb, mask: 1<<eb - 1, base: make([]int64, s.Config.NumParts)}
@@ -87,21 +94,45 @@ func newEdgeTable(s *shard.Served, host []*shard.Partition) *edgeTable {
 	for q := range t.base {
 		t.base[q] = -1
 	}
-	parts := append(slices.Clip(s.Parts), host...)
-	var total int64
-	for _, p := range parts {
-		t.base[p.ID] = total
-		total += p.NumEdges()
-	}
-	stride := int64(1)
+	return t
+}
+
+// stride is the words of an entry.
+func (t *edgeTable) stride() int64 {
 	if t.wide {
-		stride = 2
+		return 2
 	}
-	t.words = hugeWords(int(total * stride))
-	for _, p := range parts {
+	return 1
+}
+
+// newEdgeTable lays out the in-edges of the partitions s serves, in this
+// rank's memory.
+func newEdgeTable(s *shard.Served) *edgeTable {
+	t := blankEdgeTable(s)
+	for _, p := range s.Parts {
+		t.base[p.ID] = t.served
+		t.served += p.NumEdges()
+	}
+	stride := t.stride()
+	t.words = hugeWords(int(t.served * stride))
+	for _, p := range s.Parts {
 		t.fill(p, t.words[t.base[p.ID]*stride:(t.base[p.ID]+p.NumEdges())*stride])
 	}
 	return t
+}
+
+// servedWords returns the words of the served partitions' entries: what
+// the RMA readers of other ranks read.
+func (t *edgeTable) servedWords() []uint64 { return t.words[:t.served*t.stride()] }
+
+// free releases the table's memory; t must not be used after.
+func (t *edgeTable) free() {
+	if t.region != nil {
+		_ = unix.Munmap(t.region)
+	} else {
+		freeHugeWords(t.words)
+	}
+	t.words, t.region = nil, nil
 }
 
 // fill writes partition p's entries into w.
@@ -136,26 +167,54 @@ type tableKey struct {
 }
 
 type sharedTable struct {
-	t    *edgeTable
-	refs int
+	ready chan struct{} // closed once made (or failed)
+	t     *edgeTable
+	why   string // why a table of the host's partitions holds the served ones alone
+	err   error
+	refs  int
 }
 
-// acquireEdgeTable returns the edge table of s and host (the host's
-// other partitions, or nil), made on first use.
-func acquireEdgeTable(s *shard.Served, host []*shard.Partition) *edgeTable {
+// acquireEdgeTable returns the edge table of s and, when host is not nil,
+// of host (the host's other partitions), made on first use: the samplers
+// of a process made in the same order on every rank, the first one's
+// making is collective over c (newHostEdgeTable). When the host's shared
+// memory cannot hold the host's partitions, the table holds the served
+// ones alone, and why says why.
+func acquireEdgeTable(c *collective.Comm, s *shard.Served, host []*shard.Partition) (t *edgeTable, why string, err error) {
+	if len(host) == 0 {
+		host = nil
+	}
+	key := tableKey{s, host != nil}
 	edgeTables.Lock()
-	defer edgeTables.Unlock()
 	if edgeTables.of == nil {
 		edgeTables.of = map[tableKey]*sharedTable{}
 	}
-	key := tableKey{s, host != nil}
 	st := edgeTables.of[key]
-	if st == nil {
-		st = &sharedTable{t: newEdgeTable(s, host)}
+	first := st == nil
+	if first {
+		st = &sharedTable{ready: make(chan struct{})}
 		edgeTables.of[key] = st
 	}
 	st.refs++
-	return st.t
+	edgeTables.Unlock()
+	if !first {
+		<-st.ready
+	} else {
+		// Made outside the lock: in the tests' world, every rank's
+		// sampler of a host makes its table at once.
+		if host != nil {
+			st.t, st.why, st.err = newHostEdgeTable(c, s, host)
+		}
+		if st.err == nil && st.t == nil {
+			st.t = newEdgeTable(s)
+		}
+		close(st.ready)
+	}
+	if st.err != nil {
+		releaseEdgeTable(s, host != nil)
+		return nil, "", st.err
+	}
+	return st.t, st.why, nil
 }
 
 // releaseEdgeTable drops a sampler's use of the edge table of s, with the
@@ -167,7 +226,9 @@ func releaseEdgeTable(s *shard.Served, host bool) {
 	if st := edgeTables.of[key]; st != nil {
 		if st.refs--; st.refs == 0 {
 			delete(edgeTables.of, key)
-			freeHugeWords(st.t.words)
+			if st.t != nil {
+				st.t.free()
+			}
 		}
 	}
 }

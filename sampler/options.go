@@ -41,9 +41,12 @@ type Options struct {
 	// HostGraph samples the partitions the other ranks of this host serve
 	// as this rank's own, from their files mapped here
 	// (shard.OpenHostParts), instead of asking those ranks: only the
-	// frontier nodes of other hosts are remote. Each rank then holds the
-	// edge table of its host's partitions, 8 bytes an edge (16 past 2^64
-	// node and edge IDs together), where it held its own partitions'.
+	// frontier nodes of other hosts are remote. Their edge table is held
+	// once per host, in shared memory (newHostEdgeTable: 8 bytes an edge
+	// of the host's partitions, 16 past 2^64 node and edge IDs together);
+	// where the host's shared memory refuses it, the host's ranks ask
+	// each other as without (Sampler.HostGraphOff says why). The batches
+	// are the same either way.
 	HostGraph bool
 	// Link makes link-prediction batches (SampleTask of edge tasks).
 	Link *LinkOptions

@@ -138,7 +138,7 @@ func (r *rmaDraws) exposeTable() error {
 	for q := range r.tableBase {
 		r.tableBase[q] = all[sm.served.Server(q)*k+q]
 	}
-	w, err := sm.c.CreateWindow(graph.AsBytes(sm.table.words))
+	w, err := sm.c.CreateWindow(graph.AsBytes(sm.table.servedWords()))
 	if err != nil {
 		return err
 	}

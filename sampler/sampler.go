@@ -28,9 +28,13 @@ type Sampler struct {
 	views   []*view            // per partition: its view when served here (or, with HostGraph, on this host)
 	host    []*shard.Partition // HostGraph: the host's other partitions, mapped here
 	table   *edgeTable
-	draws   nodeDraws
-	remote  remoteDraws
-	stats   Stats
+	// hostTable says the table was asked for with the host's partitions
+	// (HostGraph), hostOff why it holds the served ones alone.
+	hostTable bool
+	hostOff   string
+	draws     nodeDraws
+	remote    remoteDraws
+	stats     Stats
 
 	link       *linkSampler // link tasks
 	labels     *shard.Store // the seeds' labels of node tasks
@@ -138,10 +142,22 @@ func New(c *collective.Comm, s *shard.Served, o Options) (*Sampler, error) {
 		sm.closeHost()
 		return nil, err
 	}
-	sm.table = acquireEdgeTable(s, sm.host)
+	sm.hostTable = len(sm.host) > 0
+	if sm.table, sm.hostOff, err = acquireEdgeTable(c, s, sm.host); err != nil {
+		sm.closeHost()
+		return nil, err
+	}
+	if sm.hostOff != "" {
+		// The host's shared memory cannot hold its partitions' edges:
+		// their nodes are asked of their ranks, as without HostGraph.
+		for _, p := range sm.host {
+			sm.views[p.ID] = nil
+		}
+		sm.closeHost()
+	}
 	sm.numbering.dense = servedMarks(s)
 	if sm.c, err = c.Dup(); err != nil {
-		releaseEdgeTable(s, sm.host != nil)
+		releaseEdgeTable(s, sm.hostTable)
 		sm.closeHost()
 		return nil, err
 	}
@@ -193,6 +209,11 @@ func (s *Sampler) closeHost() {
 	s.host = nil
 }
 
+// HostGraphOff says why the host's other partitions are not sampled here
+// although HostGraph asked for them ("" when they are, or were not asked
+// for): their edge table did not fit the host's shared memory.
+func (s *Sampler) HostGraphOff() string { return s.hostOff }
+
 // Layers returns the number of layers (blocks) of every batch.
 func (s *Sampler) Layers() int { return len(s.fanouts) }
 
@@ -221,7 +242,7 @@ func (s *Sampler) Close() error {
 		keep(s.c.Free())
 	}
 	if s.table != nil {
-		releaseEdgeTable(s.served, s.host != nil)
+		releaseEdgeTable(s.served, s.hostTable)
 		s.table = nil
 	}
 	s.closeHost()

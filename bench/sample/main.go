@@ -57,6 +57,7 @@ func main() {
 	flag.StringVar(&w.transport, "transport", "alltoall", "worker: alltoall or rma")
 	flag.StringVar(&w.task, "task", "node", "worker: node or link")
 	flag.StringVar(&w.mask, "mask", "train_mask", "worker: node task: the node array marking the seeds (\"\": every node)")
+	flag.BoolVar(&w.hostGraph, "host-graph", false, "worker: sample the host's other partitions as the rank's own (sampler.Options.HostGraph; gnnrun's default), the limit loop reading them too")
 	flag.StringVar(&w.cpuProfile, "cpuprofile", "", "worker: write each rank's CPU profile of the timed batches to PREFIX.<rank>")
 	flag.Parse()
 	switch {
@@ -94,6 +95,9 @@ type result struct {
 	Scale     int    `json:"scale"`
 	Ranks     int    `json:"ranks"`
 	Transport string `json:"transport"`
+	// HostGraph: the ranks sampled their host's partitions as their own
+	// (the transport then only carries other hosts' nodes: none here).
+	HostGraph bool   `json:"host_graph,omitempty"`
 	Balance   string `json:"balance"`
 	Graph     string `json:"graph,omitempty"` // a real graph's name (R-MAT: empty)
 	Task      string `json:"task,omitempty"`  // node (also when empty) or link
@@ -138,7 +142,8 @@ func runDriver(o driverOptions) error {
 	// r on core r), or one rank bound to core (core >= 0).
 	run := func(r result, parts, mask string) error {
 		args := []string{self, "-worker", "-parts-dir", parts, "-transport", r.Transport, "-task", r.Task, "-mask", mask,
-			"-fanouts", o.fanouts, "-batch-size", fmt.Sprint(o.batch), "-batches", fmt.Sprint(o.batches), "-samplers", fmt.Sprint(o.samplers)}
+			"-fanouts", o.fanouts, "-batch-size", fmt.Sprint(o.batch), "-batches", fmt.Sprint(o.batches), "-samplers", fmt.Sprint(o.samplers),
+			fmt.Sprintf("-host-graph=%v", r.HostGraph)}
 		var out []byte
 		var err error
 		if r.Core >= 0 {
@@ -150,18 +155,25 @@ func runDriver(o driverOptions) error {
 			return err
 		}
 		if err := json.Unmarshal(lastLine(out), &r.workerResult); err != nil {
-			return fmt.Errorf("%s %s P=%d %s: worker output: %v\n%s", r.graphName(), r.Task, r.Ranks, r.Transport, err, out)
+			return fmt.Errorf("%s %s P=%d %s: worker output: %v\n%s", r.graphName(), r.Task, r.Ranks, r.way(), err, out)
 		}
 		fmt.Fprintf(os.Stderr, "%s %s P=%d%s %s: %.3g edges/s per rank (limit %.3g), remote %.1f%%\n",
-			r.graphName(), r.Task, r.Ranks, r.onCore(), r.Transport, r.edgesPerRank(), r.limitPerRank(), 100*r.remoteShare())
+			r.graphName(), r.Task, r.Ranks, r.onCore(), r.way(), r.edgesPerRank(), r.limitPerRank(), 100*r.remoteShare())
 		results = append(results, r)
 		return save(o.out, results) // what is measured survives a later failure
 	}
 	measure := func(graph string, sc int, parts, mask string) error {
 		for _, task := range tasks {
 			for _, np := range ranks {
-				for _, tr := range []string{"alltoall", "rma"} {
-					if np == 1 && tr == "rma" {
+				// Each transport with every other rank's partitions remote,
+				// then the host's graph (gnnrun's default: on one host,
+				// nothing remote).
+				for _, way := range []struct {
+					tr   string
+					host bool
+				}{{"alltoall", false}, {"rma", false}, {"alltoall", true}} {
+					tr := way.tr
+					if np == 1 && (tr == "rma" || way.host) {
 						continue // one rank serves every partition: nothing is remote
 					}
 					// One rank runs on each core the largest run uses.
@@ -170,7 +182,7 @@ func runDriver(o driverOptions) error {
 						runs = cores
 					}
 					for _, core := range runs {
-						r := result{Scale: sc, Graph: graph, Task: task, Ranks: np, Transport: tr, Balance: o.balance, Core: core, Cores: runtime.NumCPU()}
+						r := result{Scale: sc, Graph: graph, Task: task, Ranks: np, Transport: tr, HostGraph: way.host, Balance: o.balance, Core: core, Cores: runtime.NumCPU()}
 						if err := run(r, parts, mask); err != nil {
 							return err
 						}

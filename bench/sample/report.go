@@ -18,7 +18,7 @@ import (
 func render(out string, results []result) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Neighbour sampling (bench/sample)\n\n")
-	fmt.Fprintf(&b, "R-MAT (`gnnrun gen`, edge factor 16; seeds: its training nodes) and the largest real graph of the shared data (SNAP's soc-Slashdot0902, 82,168 nodes, 948,464 arcs as listed; seeds: every node) in K = 4 partitions (`gnnrun partition --balance %s`), fanouts 15,10,5, batches of 1024 seeds (node task) or 1024 positive edges with 4 uniform negatives each and their reverse edges excluded (link task), %d timed batches per rank after 2 untimed ones. *limit*: a plain loop reading, for the same local destination nodes, their indptr entries and as many random entries of their indices ranges as were drawn, turn by turn with the timed batches: each round of %d batches' nodes read after the next round's batches (so a slower spell of the machine weighs on both rates alike, and the caches hold neither round for the other); *limit with edge IDs*: the same loop also reading the edge_ids entry at each position, which a sampler that returns edge IDs must read too. Rates per rank are means over ranks; µs per node are summed seconds over summed nodes; *of 1 rank* is the rate per rank over the one-rank rate of the same graph and task on core 0 (where mpirun binds a lone rank); the one-rank run is repeated on each core the other runs use, and *of its cores* is a run's rate summed over its ranks over the sum of the one-rank rates on the cores its ranks run on (rank r on core r; 4 ranks share 2 cores): the same figure where the cores are alike, and the fair one where they are not (a VM's vCPUs can differ in speed, as the one-rank rows of each core show).\n\n", balanceOf(results), results[0].Batches, limitRound)
+	fmt.Fprintf(&b, "R-MAT (`gnnrun gen`, edge factor 16; seeds: its training nodes) and the largest real graph of the shared data (SNAP's soc-Slashdot0902, 82,168 nodes, 948,464 arcs as listed; seeds: every node) in K = 4 partitions (`gnnrun partition --balance %s`), fanouts 15,10,5, batches of 1024 seeds (node task) or 1024 positive edges with 4 uniform negatives each and their reverse edges excluded (link task), %d timed batches per rank after 2 untimed ones. *limit*: a plain loop reading, for the same local destination nodes, their indptr entries and as many random entries of their indices ranges as were drawn, turn by turn with the timed batches: each round of %d batches' nodes read after the next round's batches (so a slower spell of the machine weighs on both rates alike, and the caches hold neither round for the other); *limit with edge IDs*: the same loop also reading the edge_ids entry at each position, which a sampler that returns edge IDs must read too. *alltoall* and *rma* rows sample every other rank's nodes through that transport; *alltoall, host graph* rows sample the partitions of the host's other ranks as the rank's own (gnnrun's default, `--host-graph`; these ranks share one host, so nothing is remote), their limit loop reading those partitions too. Rates per rank are means over ranks; µs per node are summed seconds over summed nodes; *of 1 rank* is the rate per rank over the one-rank rate of the same graph and task on core 0 (where mpirun binds a lone rank); the one-rank run is repeated on each core the other runs use, and *of its cores* is a run's rate summed over its ranks over the sum of the one-rank rates on the cores its ranks run on (rank r on core r; 4 ranks share 2 cores): the same figure where the cores are alike, and the fair one where they are not (a VM's vCPUs can differ in speed, as the one-rank rows of each core show).\n\n", balanceOf(results), results[0].Batches, limitRound)
 	b.WriteString("| graph | task | ranks | transport | edges/s per rank | of 1 rank | of its cores | limit reads/s per rank | sampler / limit | limit with edge IDs | sampler / it | remote share | µs per local node | µs per remote node | batches/s per rank | exchanged MB per batch per rank |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	one := map[string]map[int]float64{}
 	for _, r := range results {
@@ -38,7 +38,7 @@ func render(out string, results []result) error {
 		if f := r.ofCores(one); f > 0 {
 			ofCores = fmt.Sprintf("%.2f", f)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d%s | %s | %.3g | %.2f | %s | %.3g | %.2f | %.3g | %.2f | %.1f%% | %.2f | %.2f | %.2f | %.2f |\n", r.graphName(), r.task(), r.Ranks, r.onCore(), r.Transport,
+		fmt.Fprintf(&b, "| %s | %s | %d%s | %s | %.3g | %.2f | %s | %.3g | %.2f | %.3g | %.2f | %.1f%% | %.2f | %.2f | %.2f | %.2f |\n", r.graphName(), r.task(), r.Ranks, r.onCore(), r.way(),
 			r.edgesPerRank(), r.edgesPerRank()/one[r.series()][0], ofCores, r.limitPerRank(), r.edgesPerRank()/r.limitPerRank(), r.limitEIDPerRank(), r.edgesPerRank()/r.limitEIDPerRank(), 100*r.remoteShare(),
 			perNode(r.LocalSecs, r.LocalNodes), perNode(r.RemoteSecs, r.RemoteNodes), r.batchesPerRank(), float64(bytes)/1e6/float64(r.Ranks*r.Batches))
 	}
@@ -46,6 +46,15 @@ func render(out string, results []result) error {
 		return err
 	}
 	return plotRates(out+".svg", results)
+}
+
+// way names how the result's remote nodes were sampled: the transport,
+// and whether the host's partitions were sampled as the rank's own.
+func (r result) way() string {
+	if r.HostGraph {
+		return r.Transport + ", host graph"
+	}
+	return r.Transport
 }
 
 // graphName names the result's graph.
@@ -126,7 +135,7 @@ func plotRates(path string, results []result) error {
 		if r.task() != "node" || (r.Ranks == 1 && r.Core != 0) {
 			continue // the table has them (link tasks, the other cores); the plot stays readable
 		}
-		key := r.graphName() + ", " + r.Transport
+		key := r.graphName() + ", " + r.way()
 		series[key] = append(series[key], plotter.XY{X: float64(r.Ranks), Y: r.edgesPerRank() / 1e6})
 		if r.Ranks == 1 {
 			limits[r.graphName()] = r.limitPerRank() / 1e6

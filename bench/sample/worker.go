@@ -21,6 +21,7 @@ type workerOptions struct {
 	task, mask                string
 	cpuProfile                string
 	batch, batches, samplers  int
+	hostGraph                 bool
 }
 
 // workerResult is what every rank measured, indexed by rank.
@@ -106,7 +107,7 @@ func perNode(secs []float64, nodes []int64) float64 {
 // visit is a local destination node of a batch and how many edges were
 // drawn for it: what the limit loop reads again.
 type visit struct {
-	part  int // index into Served.Parts
+	p     *shard.Partition
 	local int64
 	count int32
 }
@@ -131,7 +132,22 @@ func runWorker(o workerOptions) error {
 	if err != nil {
 		return err
 	}
-	so := sampler.Options{Fanouts: fan, Transport: tr, Seed: 1}
+	so := sampler.Options{Fanouts: fan, Transport: tr, Seed: 1, HostGraph: o.hostGraph}
+	// The partitions the sampler draws from here, which the limit loop
+	// reads: the served ones and, with the host's graph, the host's.
+	parts := s.Parts
+	if o.hostGraph {
+		host, err := shard.OpenHostParts(c, s)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			for _, p := range host {
+				p.Close()
+			}
+		}()
+		parts = append(slices.Clip(parts), host...)
+	}
 	var plan *sampler.Plan
 	switch o.task {
 	case "node":
@@ -172,7 +188,7 @@ func runWorker(o workerOptions) error {
 		}
 		tasks = append(tasks, more...)
 	}
-	touch(s)
+	touch(parts)
 	if _, err := sampleRound(sms, tasks[:warm]); err != nil {
 		return err
 	}
@@ -219,9 +235,9 @@ func runWorker(o workerOptions) error {
 				st = st.Add(sm.Stats().Sub(before[j]))
 			}
 		}
-		visits, edges := localVisits(s, last)
-		ls, n := limitLoop(s, visits, false)
-		le, _ := limitLoop(s, visits, true)
+		visits, edges := localVisits(s.Book, parts, last)
+		ls, n := limitLoop(visits, false)
+		le, _ := limitLoop(visits, true)
 		limitSecs, limitEIDSecs, reads, localEdges = limitSecs+ls, limitEIDSecs+le, reads+n, localEdges+edges
 		last = dsts
 	}
@@ -275,9 +291,9 @@ func sampleRound(sms []*sampler.Sampler, batches []sampler.Task) ([]destinations
 
 // touch reads one byte of every page of the served CSC arrays, so the
 // timings see partitions a trainer has already mapped.
-func touch(s *shard.Served) byte {
+func touch(parts []*shard.Partition) byte {
 	var x byte
-	for _, p := range s.Parts {
+	for _, p := range parts {
 		for _, b := range [][]int64{p.Indptr, p.EdgeIDs, p.Local2Global} {
 			for i := 0; i < len(b); i += 512 {
 				x ^= byte(b[i])
@@ -314,21 +330,20 @@ func appendDestinations(dsts []destinations, b *sampler.Batch) []destinations {
 
 // localVisits returns the local destination nodes of the blocks with the
 // number of edges drawn for each, and how many edges that is.
-func localVisits(s *shard.Served, dsts []destinations) ([]visit, int64) {
+func localVisits(book *shard.Book, parts []*shard.Partition, dsts []destinations) ([]visit, int64) {
+	byID := map[int]*shard.Partition{}
+	for _, p := range parts {
+		byID[p.ID] = p
+	}
 	var visits []visit
 	var edges int64
 	for _, d := range dsts {
 		for i, v := range d.nodes {
-			q := s.Book.Part(v)
-			p := s.Local(q)
+			p := byID[book.Part(v)]
 			if p == nil {
 				continue
 			}
-			k := 0
-			for s.Parts[k].ID != q {
-				k++
-			}
-			visits = append(visits, visit{part: k, local: v - p.Lo, count: d.counts[i]})
+			visits = append(visits, visit{p: p, local: v - p.Lo, count: d.counts[i]})
 			edges += int64(d.counts[i])
 		}
 	}
@@ -339,12 +354,12 @@ func localVisits(s *shard.Served, dsts []destinations) ([]visit, int64) {
 // random entries of its indices range (and, with eids, of its edge_ids
 // range at the same positions): the random-access rate any sampler of these
 // nodes is bounded by. It returns the seconds and the entries read.
-func limitLoop(s *shard.Served, visits []visit, eids bool) (float64, int64) {
+func limitLoop(visits []visit, eids bool) (float64, int64) {
 	x := uint64(0x9e3779b97f4a7c15)
 	var sum, reads int64
 	t0 := time.Now()
 	for _, v := range visits {
-		p := s.Parts[v.part]
+		p := v.p
 		a, b := p.Indptr[v.local], p.Indptr[v.local+1]
 		n := uint64(b - a)
 		for range v.count {

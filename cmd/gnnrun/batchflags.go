@@ -91,7 +91,7 @@ func (f *batchFlags) register(fs *pflag.FlagSet) {
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of every draw")
 	fs.StringVar(&f.transport, "transport", "alltoall", "how remote frontier nodes are sampled (and remote rows fetched): alltoall or rma")
 	fs.StringVar(&f.dump, "dump", "", "write every batch as DIR/e<epoch>-b<batch>.npz (input IDs)")
-	fs.BoolVar(&f.hostGraph, "host-graph", false, "sample the partitions of this host's other ranks from their files, as this rank's own (only other hosts' frontier nodes are remote; each rank holds its host's edge table, 8 bytes an edge)")
+	fs.BoolVar(&f.hostGraph, "host-graph", true, "sample the partitions of this host's other ranks from their files, as this rank's own: only other hosts' frontier nodes are remote; their edge table is held once per host in /dev/shm (8 bytes an edge; where /dev/shm cannot hold it, the host's ranks ask each other, with a note). --host-graph=false: ask them always")
 }
 
 // options turns the flags into sampler options, failing on bad values
@@ -196,7 +196,10 @@ func (f *batchFlags) items() string {
 }
 
 // describe prints the split.
-func (f *batchFlags) describe(e *env, s *shard.Served, pl *sampler.Plan, cmd string) {
+func (f *batchFlags) describe(e *env, s *shard.Served, pl *sampler.Plan, cmd, hostGraphOff string) {
+	if hostGraphOff != "" {
+		e.log.Warn("the host's other partitions are sampled by their ranks, not mapped here (--host-graph)", "why", hostGraphOff)
+	}
 	st := pl.Stats()
 	what := f.items()
 	empty, run := "", ""

@@ -181,7 +181,7 @@ func (r *loaderRun) start(o prefetch.Options) error {
 			return err
 		}
 	}
-	r.f.describe(e, r.served, pl, "loader")
+	r.f.describe(e, r.served, pl, "loader", r.l.HostGraphOff())
 	e.printf("  device %s, cache %s, hot cache %s, depths: %d sample workers, sample %d, gather %d (copy workers: %d), device %d\n",
 		o.Device.Name(), r.f.cache, report.Bytes(r.f.hotBytes), r.l.SampleWorkers(), r.f.sampleDepth, r.f.gatherDepth, r.l.GatherWorkers(), r.f.deviceDepth)
 	return nil

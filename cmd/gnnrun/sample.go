@@ -104,7 +104,7 @@ func (j *sampleJob) setup(o sampler.Options) error {
 			return err
 		}
 	}
-	j.f.describe(e, j.served, j.plan, "sample")
+	j.f.describe(e, j.served, j.plan, "sample", j.sm.HostGraphOff())
 	return nil
 }
 

@@ -97,21 +97,35 @@ func TestSampleUnderMPI(t *testing.T) {
 				if len(want) < 8 {
 					t.Fatalf("the one-rank run wrote %d batch files", len(want))
 				}
-				for _, tr := range []string{"alltoall", "rma"} {
-					for _, np := range []int{1, 2, 4, 8} {
+				// The transports, with every other rank's partitions
+				// remote, and by default, every partition of this host
+				// mapped (nothing remote: one transport is enough).
+				type config struct {
+					transport string
+					more      []string
+					nps       []int
+				}
+				for _, cf := range []config{
+					{"alltoall", []string{"--host-graph=false"}, []int{1, 2, 4, 8}},
+					{"rma", []string{"--host-graph=false"}, []int{1, 2, 4, 8}},
+					{"alltoall", nil, []int{2, 4, 8}},
+				} {
+					tr := cf.transport
+					for _, np := range cf.nps {
 						dump := filepath.Join(t.TempDir(), fmt.Sprintf("%s-%d", tr, np))
-						res := mustRun(t, np, append(common, "--transport", tr, "--dump", dump)...)
+						res := mustRun(t, np, append(append(common, cf.more...), "--transport", tr, "--dump", dump)...)
+						what := fmt.Sprintf("%s %v P=%d", tr, cf.more, np)
 						counts := rankBatches(t, res.stdout)
 						if len(counts) != np {
-							t.Fatalf("%s P=%d: %d rows in the per-rank table:\n%s", tr, np, len(counts), res.stdout)
+							t.Fatalf("%s: %d rows in the per-rank table:\n%s", what, len(counts), res.stdout)
 						}
-						checkDump(t, fmt.Sprintf("%s P=%d", tr, np), want, dump, epochs, counts)
+						checkDump(t, what, want, dump, epochs, counts)
 					}
 				}
 				// rma reads a rank on the same host directly (rank/cma.go);
 				// through the MPI library alone as well, at 2 ranks.
 				dump := filepath.Join(t.TempDir(), "rma-mpi-2")
-				res := runGnnrun(t, 2, 5*time.Minute, []string{"GNNRUN_CMA=off"}, append(common, "--transport", "rma", "--dump", dump)...)
+				res := runGnnrun(t, 2, 5*time.Minute, []string{"GNNRUN_CMA=off"}, append(common, "--transport", "rma", "--host-graph=false", "--dump", dump)...)
 				if res.err != nil {
 					t.Fatalf("rma with GNNRUN_CMA=off on 2 ranks failed: %v", res)
 				}
@@ -314,7 +328,7 @@ func TestSampleReportsCostPerNode(t *testing.T) {
 		return r.Results.Sample, res.stdout
 	}
 	one, out1 := run(1)
-	four, out4 := run(4)
+	four, out4 := run(4, "--host-graph=false")
 	if one.Local == 0 || one.Remote != 0 {
 		t.Fatalf("one rank: the report says %+v; it has no remote nodes to draw", one)
 	}
@@ -324,9 +338,10 @@ func TestSampleReportsCostPerNode(t *testing.T) {
 	if four.RemoteS <= 0 || four.LocalS <= 0 {
 		t.Fatalf("4 ranks: the report's seconds %+v", four)
 	}
-	// The 4 ranks share this host: with its graph mapped, none is remote.
-	if host, _ := run(4, "--host-graph"); host.Remote != 0 || host.Local != one.Local {
-		t.Fatalf("4 ranks, --host-graph: %v local + %v remote frontier nodes; one rank drew %v, all local", host.Local, host.Remote, one.Local)
+	// The 4 ranks share this host: with its graph mapped (the default),
+	// none is remote.
+	if host, _ := run(4); host.Remote != 0 || host.Local != one.Local {
+		t.Fatalf("4 ranks, the host's graph: %v local + %v remote frontier nodes; one rank drew %v, all local", host.Local, host.Remote, one.Local)
 	}
 	total := func(out string) []string {
 		for _, line := range strings.Split(out, "\n") {

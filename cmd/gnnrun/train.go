@@ -239,7 +239,7 @@ func (t *trainRun) start(o prefetch.Options) error {
 	t.hello = map[string]any{"rank": e.comm.Rank(), "world_size": e.comm.Size(), "task": t.f.task, "epochs": o.Epochs,
 		"batches_per_epoch": pl.BatchesPerEpoch(), "eval": evals, "eval_every": o.EvalEvery, "classes": classes,
 		"fanouts": o.Sampler.Fanouts, "device": t.device, "device_buffers": t.l.DeviceBuffers()}
-	t.f.describe(e, t.served, pl, "train")
+	t.f.describe(e, t.served, pl, "train", t.l.HostGraphOff())
 	e.printf("  trainer's device %s (rank 0), cache %s, evaluation sets %v every %d epochs, trainer: %s\n",
 		t.device, t.f.cache, names, o.EvalEvery, strings.Join(commandArgs(e), " "))
 	return nil
