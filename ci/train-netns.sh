@@ -12,6 +12,12 @@
 # must be a directory every host sees (any local one: the namespaces share
 # the file system) and stays for the caller.
 #
+# Before training, `gnnrun sample WORK/parts $SAMPLE_ARGS` with the host's
+# graph and without (--host-graph=true|false), dumping to WORK/dump-true
+# and WORK/dump-false, each run's output between
+#   == sample host-graph=H
+#   == sample host-graph=H exit=S
+#
 # Output: each run's output, then one line per train run that the caller
 # checks:
 #   == train exit=S seconds=T
@@ -21,6 +27,7 @@
 # processes left in the hosts.
 # Exit status 77: the machine forbids namespaces (see netns-up.sh); skip.
 set -euo pipefail
+SAMPLE_ARGS="--fanouts 4,3 --batch-size 32 --seed 5"
 [ $# -ge 5 ] || { echo "usage: $0 GNNRUN WORK HOSTS SLOTS GEN_ARGS... -- TRAIN_ARGS..." >&2; exit 2; }
 bin=$(realpath "$1")
 work=$(realpath "$2")
@@ -48,6 +55,16 @@ echo "== gen, partition, dispatch on $hosts hosts x $slots slots"
 on_head gen "${gen[@]}" --out "$work/graph"
 on_head partition --in "$work/graph" --parts "$np" --balance nodes,train --out "$work/asg"
 on_head dispatch --in "$work/graph" --assignment "$work/asg" --out "$work/parts"
+
+# The same batches with the host's graph (the default: each rank samples
+# its host's partitions as its own, other hosts' through the transport)
+# and without; the caller compares the dumps with a one-rank run's.
+for hg in true false; do
+	echo "== sample host-graph=$hg"
+	status=0
+	on_head sample "$work/parts" $SAMPLE_ARGS --host-graph=$hg --dump "$work/dump-$hg" || status=$?
+	echo "== sample host-graph=$hg exit=$status"
+done
 
 echo "== train on $hosts hosts x $slots slots"
 t0=$(now)

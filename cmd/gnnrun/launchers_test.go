@@ -186,8 +186,10 @@ func TestLaunchersHostfileNetns(t *testing.T) {
 	}
 }
 
-// TestLaunchersTrainNetns trains GraphSAGE on three hosts of two ranks whose
-// host names resolve nowhere, with no variable set by hand: gnnrun must hand
+// TestLaunchersTrainNetns samples and trains GraphSAGE on three hosts of
+// two ranks whose host names resolve nowhere: the batches, with the host's
+// graph (each rank samples its host's partitions as its own) and without,
+// are the one-rank run's. With no variable set by hand, gnnrun must hand
 // the trainers a MASTER_ADDR every rank reaches and each host's interface,
 // and the model must learn as well as on one host from the same partitions.
 // Then a MASTER_ADDR where no host answers must end the job within 10 s
@@ -229,6 +231,19 @@ func TestLaunchersTrainNetns(t *testing.T) {
 	t.Logf("test accuracy on 3 hosts %.3f, on 1 host %.3f", hosts3.TestAcc, host1.TestAcc)
 	if hosts3.Epochs != 4 || hosts3.Ranks != 6 || hosts3.TestAcc < 0.85 || host1.TestAcc < 0.85 || math.Abs(hosts3.TestAcc-host1.TestAcc) > 0.05 {
 		t.Errorf("3 hosts: %+v, 1 host: %+v; want 4 epochs on 6 ranks, both above 0.85 and within 0.05", hosts3, host1)
+	}
+
+	// The batches sampled on the 3 hosts, with the host's graph and
+	// without, are the one-rank run's (the script's SAMPLE_ARGS).
+	ref := filepath.Join(t.TempDir(), "ref")
+	mustRun(t, 1, "sample", filepath.Join(work, "parts"), "--fanouts", "4,3", "--batch-size", "32", "--seed", "5", "--dump", ref)
+	want := filesOf(t, ref)
+	for _, hg := range []string{"true", "false"} {
+		m := regexp.MustCompile(`(?s)== sample host-graph=` + hg + `\n(.*)== sample host-graph=` + hg + ` exit=(\d+)`).FindStringSubmatch(trained)
+		if m == nil || m[2] != "0" {
+			t.Fatalf("sampling on 3 hosts with --host-graph=%s failed:\n%s", hg, trained)
+		}
+		checkDump(t, "3 hosts, --host-graph="+hg, want, filepath.Join(work, "dump-"+hg), 1, rankBatches(t, m[1]))
 	}
 
 	m := regexp.MustCompile(`== unreachable exit=(\d+) seconds=([\d.]+) baseline=([\d.]+) left=(\d+)`).FindStringSubmatch(forced)
