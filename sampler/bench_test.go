@@ -102,7 +102,9 @@ func BenchmarkSample(b *testing.B) {
 	}
 }
 
-func benchSample(b *testing.B, o Options) {
+// onBenchSampler runs fn with a sampler over the benchmarks' partitions on
+// one rank, with options o, and the plan of batches of 1024 training nodes.
+func onBenchSampler(b *testing.B, o Options, fn func(s *shard.Served, plan *Plan, sm *Sampler) error) {
 	dir := benchPartsDir(b)
 	testgraph.World(b, 1, func(c *collective.Comm) error {
 		s, err := shard.Serve(c, dir)
@@ -119,6 +121,12 @@ func benchSample(b *testing.B, o Options) {
 			return err
 		}
 		defer sm.Close()
+		return fn(s, plan, sm)
+	})
+}
+
+func benchSample(b *testing.B, o Options) {
+	onBenchSampler(b, o, func(s *shard.Served, plan *Plan, sm *Sampler) error {
 		tasks := plan.Epoch(1, 0)
 		var last []*Batch
 		b.ResetTimer()
@@ -234,25 +242,10 @@ func BenchmarkFloyd(b *testing.B) {
 // samples them (their destinations and their edges' global sources) with
 // the sampler's marks, and reports ns per entry.
 func BenchmarkNumber(b *testing.B) {
-	dir := benchPartsDir(b)
 	type block struct{ dst, src []int64 }
 	var blocks []block
 	var marks *denseMarks
-	testgraph.World(b, 1, func(c *collective.Comm) error {
-		s, err := shard.Serve(c, dir)
-		if err != nil {
-			return err
-		}
-		defer s.Close()
-		plan, err := NewNodePlan(c, s, s.Config.NodeTypes[0], "train_mask", 1024)
-		if err != nil {
-			return err
-		}
-		sm, err := New(c, s, Options{Fanouts: []int{15, 10, 5}, Seed: 1, Transport: shard.Alltoall})
-		if err != nil {
-			return err
-		}
-		defer sm.Close()
+	onBenchSampler(b, Options{Fanouts: []int{15, 10, 5}, Seed: 1, Transport: shard.Alltoall}, func(s *shard.Served, plan *Plan, sm *Sampler) error {
 		for _, t := range plan.Epoch(1, 0)[:20] {
 			bt, err := sm.SampleTask(t)
 			if err != nil {
@@ -280,5 +273,7 @@ func BenchmarkNumber(b *testing.B) {
 		nodes, _ = marks.number(bl.dst, bl.src, idx, nodes)
 		entries += len(bl.dst) + len(bl.src)
 	}
+	b.StopTimer()
+	marks.free()
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(entries), "ns/entry")
 }

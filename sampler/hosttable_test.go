@@ -56,11 +56,7 @@ func TestHostEdgeTable(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				defer func() {
-					for _, p := range host {
-						p.Close()
-					}
-				}()
+				defer shard.CloseAll(host)
 				tab, why, err := acquireEdgeTable(c, s, host)
 				if err != nil || why != "" {
 					return fmt.Errorf("rank %d: %v %s", c.Rank(), err, why)

@@ -203,9 +203,7 @@ func (s *Sampler) openTasks() error {
 
 // closeHost unmaps the host's partitions (HostGraph).
 func (s *Sampler) closeHost() {
-	for _, p := range s.host {
-		p.Close()
-	}
+	shard.CloseAll(s.host)
 	s.host = nil
 }
 

@@ -120,7 +120,7 @@ func OpenHostParts(c *collective.Comm, s *Served) ([]*Partition, error) {
 		return mapArray(resolve(s.ConfigPath, rel))
 	})
 	if err = collective.Agree(c, err); err != nil {
-		closeAll(ps)
+		CloseAll(ps)
 		return nil, err
 	}
 	return ps, nil
@@ -128,12 +128,7 @@ func OpenHostParts(c *collective.Comm, s *Served) ([]*Partition, error) {
 
 // close unmaps the partitions.
 func (h *hostRows) close() error {
-	var first error
-	for _, p := range h.parts {
-		if err := p.Close(); err != nil && first == nil {
-			first = err
-		}
-	}
+	err := CloseAll(h.parts)
 	h.parts, h.rows = nil, nil
-	return first
+	return err
 }

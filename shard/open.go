@@ -221,7 +221,7 @@ func openParts(c *collective.Comm, path string, cfg *Config, want []int, share f
 			return mapArray(resolve(path, rel))
 		})
 		if err = collective.Agree(c, err); err != nil {
-			closeAll(ps)
+			CloseAll(ps)
 		}
 	}
 	if err != nil {
@@ -229,17 +229,22 @@ func openParts(c *collective.Comm, path string, cfg *Config, want []int, share f
 	}
 	err = checkStructure(ps, st.Workers, &st)
 	if err = collective.Agree(c, err); err != nil {
-		closeAll(ps)
+		CloseAll(ps)
 		return nil, st, err
 	}
 	return ps, st, nil
 }
 
-// closeAll closes the partitions ps.
-func closeAll(ps []*Partition) {
+// CloseAll closes the partitions ps (those OpenHostParts returns, say),
+// returning the first error.
+func CloseAll(ps []*Partition) error {
+	var first error
 	for _, p := range ps {
-		p.Close()
+		if err := p.Close(); err != nil && first == nil {
+			first = err
+		}
 	}
+	return first
 }
 
 // loadPartitions loads every partition of want with open, closing those
@@ -249,7 +254,7 @@ func loadPartitions(path string, cfg *Config, want []int, open func(rel string) 
 	for _, q := range want {
 		p, err := loadPartition(path, cfg, q, open)
 		if err != nil {
-			closeAll(ps)
+			CloseAll(ps)
 			return nil, err
 		}
 		ps = append(ps, p)
@@ -301,7 +306,7 @@ func openCompressed(c, node *collective.Comm, path string, cfg *Config, want []i
 		return mapArray(filepath.Join(shm, strings.TrimSuffix(filepath.FromSlash(rel), ".zst")))
 	})
 	if err := collective.Agree(c, err); err != nil {
-		closeAll(ps)
+		CloseAll(ps)
 		return nil, err
 	}
 	// Every rank of the host has mapped its files: they can be unlinked

@@ -141,11 +141,7 @@ func runWorker(o workerOptions) error {
 		if err != nil {
 			return err
 		}
-		defer func() {
-			for _, p := range host {
-				p.Close()
-			}
-		}()
+		defer shard.CloseAll(host)
 		parts = append(slices.Clip(parts), host...)
 	}
 	var plan *sampler.Plan
