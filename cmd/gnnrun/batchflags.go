@@ -198,7 +198,8 @@ func (f *batchFlags) items() string {
 // describe prints the split.
 func (f *batchFlags) describe(e *env, s *shard.Served, pl *sampler.Plan, cmd, hostGraphOff string) {
 	if hostGraphOff != "" {
-		e.log.Warn("the host's other partitions are sampled by their ranks, not mapped here (--host-graph)", "why", hostGraphOff)
+		e.log.Warn("the host's other partitions are sampled by their ranks, not mapped here (--host-graph)", "why", hostGraphOff,
+			"hint", "their edge table takes 8 bytes an edge of /dev/shm: give it room (a container's --shm-size), or pass --host-graph=false")
 	}
 	st := pl.Stats()
 	what := f.items()
