@@ -309,8 +309,8 @@ func TestSampleSameAtAnyRankCount(t *testing.T) {
 
 // An edge table of two words an entry (a graph whose node and edge IDs
 // do not fit one word together) gives the same batches at every rank
-// count, by either transport, as the table of one word an entry, whose
-// words the alltoall replies carry as they are.
+// count, by either transport and with the host's graph, as the table of
+// one word an entry, whose words the alltoall replies carry as they are.
 func TestSampleWideEdgeTable(t *testing.T) {
 	f := getFixture(t, true, 4)
 	o := optionCases(true)["uniform"]
@@ -318,6 +318,9 @@ func TestSampleWideEdgeTable(t *testing.T) {
 	wideEdgeTables = true
 	defer func() { wideEdgeTables = false }()
 	f.sameBatches(t, ref, "one-word table's", o, nil, bothTransports, 1, 2, 4)
+	// The host's table of two words an entry: its segments' offsets.
+	o.HostGraph = true
+	f.sameBatches(t, ref, "one-word table's", o, nil, []shard.Transport{shard.Alltoall}, 2, 4)
 }
 
 // Exclusions remove edges before the draw, at every layer: by edge ID (a

@@ -403,6 +403,7 @@ func (r *loaderRun) report() error {
 		"first_of_epoch_wait_s": firstWait, "other_wait_s": otherWait, "seconds_slowest": slowest, "last_epoch_wait_fraction": lastFrac,
 		"peak_host_bytes": m.max("peak_host"), "peak_device_bytes": m.max("peak_device"), "max_batches_in_flight": r.l.MaxInFlight(),
 		"stages_alone_per_batch": alone, "trained": trained, "gather_workers": r.l.GatherWorkers(), "sample_workers": r.l.SampleWorkers(),
+		"host_graph": r.f.hostGraph && r.l.HostGraphOff() == "", "host_graph_off": r.l.HostGraphOff(),
 	})
 	return nil
 }

@@ -193,6 +193,7 @@ func (j *sampleJob) report() error {
 		"edges_per_s": sum[3] / slowest, "remote_share": sum[5] / max(1, sum[4]+sum[5]), "bytes_exchanged": sum[6] + sum[7],
 		"local_nodes": sum[4], "remote_nodes": sum[5], "local_seconds": sum[9], "remote_seconds": sum[10],
 		"batches_per_epoch_per_rank": pst.PerRank, "empty_per_epoch": pst.Empty, "training_items": pst.Items, "trained": trained,
+		"host_graph": j.f.hostGraph && j.sm.HostGraphOff() == "", "host_graph_off": j.sm.HostGraphOff(),
 	})
 	return nil
 }

@@ -309,6 +309,7 @@ func TestSampleReportsCostPerNode(t *testing.T) {
 		Remote  float64 `json:"remote_nodes"`
 		LocalS  float64 `json:"local_seconds"`
 		RemoteS float64 `json:"remote_seconds"`
+		HostGr  bool    `json:"host_graph"`
 	}
 	run := func(np int, more ...string) (counts, string) {
 		rep := filepath.Join(t.TempDir(), "report.json")
@@ -340,8 +341,8 @@ func TestSampleReportsCostPerNode(t *testing.T) {
 	}
 	// The 4 ranks share this host: with its graph mapped (the default),
 	// none is remote.
-	if host, _ := run(4); host.Remote != 0 || host.Local != one.Local {
-		t.Fatalf("4 ranks, the host's graph: %v local + %v remote frontier nodes; one rank drew %v, all local", host.Local, host.Remote, one.Local)
+	if host, _ := run(4); host.Remote != 0 || host.Local != one.Local || !host.HostGr || four.HostGr {
+		t.Fatalf("4 ranks, the host's graph: %v local + %v remote frontier nodes (the report says the host's graph was on: %v; with --host-graph=false: %v); one rank drew %v, all local", host.Local, host.Remote, host.HostGr, four.HostGr, one.Local)
 	}
 	total := func(out string) []string {
 		for _, line := range strings.Split(out, "\n") {
