@@ -14,7 +14,7 @@ PYTHON ?= /usr/bin/python3
 CLANG ?= clang-16
 export OMPI_MCA_btl ?= self,vader,tcp
 
-.PHONY: all deps kernels build build-nompi build-nompi-cuda gpu-check-build gpu-check test unit test-launchers demo bench bench-alltoall bench-pack bench-ingest bench-partition bench-dispatch bench-sample bench-loader bench-train bench-accuracy lint clean
+.PHONY: all deps kernels build build-nompi build-nompi-cuda gpu-check-build gpu-bundle gpu-check test unit test-launchers demo bench bench-alltoall bench-pack bench-ingest bench-partition bench-dispatch bench-sample bench-loader bench-train bench-accuracy lint clean
 
 all: build
 
@@ -92,6 +92,16 @@ gpu-check-build:
 	CGO_ENABLED=1 $(GO) build -tags nompi -o bin/gpucheck ./bench/gpucheck
 	CGO_ENABLED=1 $(GO) test -c -tags nompi -o bin/cuda.test ./cuda
 	CGO_ENABLED=1 $(GO) test -c -tags nompi -o bin/sampler.test ./sampler
+
+# gpu-bundle packs, for a GPU machine with no Go, what make gpu-check and
+# bench/gpuhost.sh run there (gpu-check-build's binaries and the MPI
+# build, stripped) into bin/gpu-bundle.txz, about 20 MB; there, from the
+# repository's root: tar -xJf bin/gpu-bundle.txz, then make gpu-check and
+# bench/gpuhost.sh OUT.
+gpu-bundle:
+	$(MAKE) --no-print-directory gpu-check-build GOFLAGS='-ldflags=-s -w'
+	CGO_ENABLED=1 $(GO) build -ldflags='-s -w' -o bin/gnnrun ./cmd/gnnrun
+	tar -cJf bin/gpu-bundle.txz bin/gnnrun bin/gnnrun-nompi-cuda bin/gpucheck bin/cuda.test bin/sampler.test
 
 # gpu-check proves gnnrun on a GPU node (bench/gpucheck): the GPU tests, the
 # gather's bandwidth, loader --device cuda --verify, the trainer's GPU tensor
