@@ -12,7 +12,7 @@
 # must be a directory every host sees (any local one: the namespaces share
 # the file system) and stays for the caller.
 #
-# Before training, `gnnrun sample WORK/parts $SAMPLE_ARGS` with the host's
+# Before training, `gnnrun sample WORK/parts` (sample_args below) with the host's
 # graph and without (--host-graph=true|false), dumping to WORK/dump-true
 # and WORK/dump-false, each run's output between
 #   == sample host-graph=H
@@ -27,7 +27,7 @@
 # processes left in the hosts.
 # Exit status 77: the machine forbids namespaces (see netns-up.sh); skip.
 set -euo pipefail
-SAMPLE_ARGS="--fanouts 4,3 --batch-size 32 --seed 5"
+sample_args=(--fanouts 4,3 --batch-size 32 --seed 5)
 [ $# -ge 5 ] || { echo "usage: $0 GNNRUN WORK HOSTS SLOTS GEN_ARGS... -- TRAIN_ARGS..." >&2; exit 2; }
 bin=$(realpath "$1")
 work=$(realpath "$2")
@@ -62,7 +62,7 @@ on_head dispatch --in "$work/graph" --assignment "$work/asg" --out "$work/parts"
 for hg in true false; do
 	echo "== sample host-graph=$hg"
 	status=0
-	on_head sample "$work/parts" $SAMPLE_ARGS --host-graph=$hg --dump "$work/dump-$hg" || status=$?
+	on_head sample "$work/parts" "${sample_args[@]}" --host-graph="$hg" --dump "$work/dump-$hg" || status=$?
 	echo "== sample host-graph=$hg exit=$status"
 done
 

@@ -234,7 +234,7 @@ func TestLaunchersTrainNetns(t *testing.T) {
 	}
 
 	// The batches sampled on the 3 hosts, with the host's graph and
-	// without, are the one-rank run's (the script's SAMPLE_ARGS).
+	// without, are the one-rank run's (the script's sample_args).
 	ref := filepath.Join(t.TempDir(), "ref")
 	mustRun(t, 1, "sample", filepath.Join(work, "parts"), "--fanouts", "4,3", "--batch-size", "32", "--seed", "5", "--dump", ref)
 	want := filesOf(t, ref)
