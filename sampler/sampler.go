@@ -117,6 +117,38 @@ type remoteDraws interface {
 	close() error
 }
 
+// nothingRemote is the remote draws of a world whose every rank samples
+// every partition itself (one rank, or one host with HostGraph): nothing
+// to ask, and no exchange, which with alltoall would make the ranks wait
+// for each other twice a layer (at 4 ranks on this VM's 2 cores, 961
+// batches/s in all of a small graph's with the empty exchanges, 3,720
+// with rma's none).
+type nothingRemote struct{}
+
+func (nothingRemote) ask(int, int64, int, []int64, []int, map[int64][]Exclusion, bool) error {
+	return nil
+}
+
+func (nothingRemote) collect(_ *edgeList, counts []int32, _ bool) ([]int32, error) {
+	return counts, nil
+}
+
+func (nothingRemote) close() error { return nil }
+
+// everyNodeHere says whether every rank of c has a view of every
+// partition (views, this rank's): then no frontier node is remote
+// anywhere. It is collective.
+func everyNodeHere(c *collective.Comm, views []*view) (bool, error) {
+	here := int64(1)
+	for _, v := range views {
+		if v == nil {
+			here = 0
+		}
+	}
+	all, err := collective.Min(c, here)
+	return all == 1, err
+}
+
 // New returns a sampler over the partitions s serves, on its own duplicate
 // of c. It is collective; every rank must pass the same options.
 func New(c *collective.Comm, s *shard.Served, o Options) (*Sampler, error) {
@@ -163,7 +195,13 @@ func New(c *collective.Comm, s *shard.Served, o Options) (*Sampler, error) {
 	}
 	switch o.Transport {
 	case shard.Alltoall:
-		sm.remote = &alltoallDraws{sm: sm}
+		var here bool
+		if here, err = everyNodeHere(sm.c, sm.views); err == nil {
+			sm.remote = &alltoallDraws{sm: sm}
+			if here {
+				sm.remote = nothingRemote{}
+			}
+		}
 	case shard.RMA:
 		var r *rmaDraws
 		if r, err = newRMADraws(sm); err == nil {

@@ -73,8 +73,14 @@ func sampleOn(t *testing.T, f *fixture, p int, o Options, excl func(b int64, see
 		}
 		// The test's worlds put two ranks on each host: up to 2 ranks, a
 		// host graph leaves no frontier node remote.
-		if st := sm.Stats(); o.HostGraph && sm.hostOff == "" && p <= 2 && st.RemoteNodes != 0 {
+		oneHost := p == 1 || o.HostGraph && sm.hostOff == "" && p <= 2
+		if st := sm.Stats(); oneHost && st.RemoteNodes != 0 {
 			return fmt.Errorf("rank %d of %d, one host: %d frontier nodes remote with the host's partitions mapped", c.Rank(), p, st.RemoteNodes)
+		}
+		// Where no rank has a remote node, alltoall exchanges nothing
+		// (nothingRemote); elsewhere it exchanges every layer.
+		if st := sm.Stats(); o.Transport == shard.Alltoall && oneHost != (st.Sent == 0) {
+			return fmt.Errorf("rank %d of %d (one host: %v, host graph %v): the sampler's exchanges sent %d bytes", c.Rank(), p, oneHost, o.HostGraph, st.Sent)
 		}
 		return sm.Close()
 	})

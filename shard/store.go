@@ -112,11 +112,15 @@ type Store struct {
 	own []ownRows
 	// near is own and the rows of the partitions of this host's other
 	// ranks, mapped from their files (hostRows): the rows a Pull copies.
-	near   []ownRows
-	host   hostRows
-	locate func(id int64) (part int, row int64, err error)
-	served *Served
-	server []int // per partition, the rank this one reads it from
+	near []ownRows
+	host hostRows
+	// nearAll says every rank's near holds every partition's rows (one
+	// rank, or one host with host rows): no Pull anywhere has a remote
+	// row, and an alltoall Pull skips its exchanges.
+	nearAll bool
+	locate  func(id int64) (part int, row int64, err error)
+	served  *Served
+	server  []int // per partition, the rank this one reads it from
 	// copyWorkers is the goroutines a Pull's copies are split over.
 	copyWorkers int
 	wins        []rank.Window // per slot (see Served.Slot), over each rank's rows
@@ -243,8 +247,11 @@ func newRowStore(c *collective.Comm, s *Served, ntype, what string, rows [][]byt
 		return nil, err
 	}
 	st, err := newStore(c, s, what, own, rowBytes, locate, t, o)
-	if err != nil || key == nil {
-		return st, err
+	if err != nil {
+		return nil, err
+	}
+	if key == nil {
+		return st.withNearAgreed()
 	}
 	// The ranks agree, so that all or none map (the environment that sets
 	// the default may differ between them).
@@ -253,7 +260,7 @@ func newRowStore(c *collective.Comm, s *Served, ntype, what string, rows [][]byt
 		on = 1
 	}
 	if on, err = collective.Min(c, on); err == nil && on == 0 {
-		return st, nil
+		return st.withNearAgreed()
 	}
 	if err == nil {
 		st.host, err = mapHostRows(c, s, *key, ti, rowBytes)
@@ -263,7 +270,27 @@ func newRowStore(c *collective.Comm, s *Served, ntype, what string, rows [][]byt
 		return nil, err
 	}
 	st.near = append(slices.Clip(own), st.host.rows...)
-	return st, nil
+	return st.withNearAgreed()
+}
+
+// withNearAgreed sets nearAll, whether every rank of the store holds or
+// maps the rows of every partition, and returns the store (closed, on an
+// error). With alltoall, a Pull of such a store exchanges nothing, where
+// it would otherwise agree with every other rank's Pull on its steps,
+// holding each rank to the slowest one's pace every batch. It is
+// collective.
+func (s *Store) withNearAgreed() (*Store, error) {
+	here := int64(0)
+	if len(s.near) == s.served.Config.NumParts {
+		here = 1
+	}
+	all, err := collective.Min(s.c, here)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.nearAll = all == 1
+	return s, nil
 }
 
 // NewOrigIDStore returns the store of the type-wise original ID (one int64
@@ -285,7 +312,11 @@ func NewOrigIDStore(c *collective.Comm, s *Served, t Transport, opts ...StoreOpt
 	if err != nil {
 		return nil, err
 	}
-	return newStore(c, s, fileOrigNIDs, own, 8, locate, t, o)
+	st, err := newStore(c, s, fileOrigNIDs, own, 8, locate, t, o)
+	if err != nil {
+		return nil, err
+	}
+	return st.withNearAgreed()
 }
 
 // storeOpts returns the options opts set over the defaults.
@@ -438,6 +469,9 @@ func (s *Store) PullInto(dst []byte, ids []int64) error {
 			return bad
 		}
 		return s.pullRMA(dst, rem)
+	}
+	if s.nearAll {
+		return bad // nothing remote here or at any other rank
 	}
 	return s.pullAlltoall(dst, rem, bad)
 }

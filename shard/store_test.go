@@ -98,9 +98,16 @@ func pullRows(c *collective.Comm, pt *Served, ntype, name string, tr Transport, 
 	if err != nil {
 		return err
 	}
+	before := s.c.Traffic()
 	got, err := s.Pull(ids)
 	if err != nil {
 		return err
+	}
+	// Every row on every rank's host (one rank, or one host of two with
+	// host rows): an alltoall pull exchanges nothing; else it does.
+	oneHost := c.Size() == 1 || host && c.Size() <= 2 && pt.Config.Compression != "zstd"
+	if sent := s.c.Traffic().Sent - before.Sent; tr == Alltoall && oneHost != (sent == 0) {
+		return fmt.Errorf("rank %d of %d: an alltoall pull (host rows %v) sent %d bytes", c.Rank(), c.Size(), host, sent)
 	}
 	if !bytes.Equal(got, want) {
 		return fmt.Errorf("rank %d: %s pull of %d rows of %s/%s over %d copy workers (host rows %v) differs from the input", c.Rank(), tr, len(ids), ntype, name, workers, host)
