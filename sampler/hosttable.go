@@ -49,15 +49,11 @@ type hostSegment struct {
 // the host gets a nil table and the reason, and nothing is left in
 // hostTableDir; an error is a failure of c.
 func newHostEdgeTable(c *collective.Comm, s *shard.Served, host []*shard.Partition) (*edgeTable, string, error) {
-	node, err := c.SplitShared()
+	node, mates, err := shard.SplitHost(c)
 	if err != nil {
 		return nil, "", err
 	}
 	defer node.Free()
-	mates, _, err := collective.Allgatherv(node, []int64{int64(c.Rank())})
-	if err != nil {
-		return nil, "", err
-	}
 	var prefix []byte
 	if node.Rank() == 0 {
 		prefix = []byte(filepath.Join(hostTableDir, fmt.Sprintf("gnnrun-edges-%d-%d-%d-%d", os.Getuid(), os.Getpid(), c.Rank(), time.Now().UnixNano())))

@@ -82,15 +82,11 @@ func hostPartIDs(c *collective.Comm, s *Served) ([]int, error) {
 	if s.Config.Compression == "zstd" {
 		return nil, nil
 	}
-	node, err := c.SplitShared()
+	node, mates, err := SplitHost(c)
 	if err != nil {
 		return nil, err
 	}
-	mates, _, err := collective.Allgatherv(node, []int64{int64(c.Rank())})
-	if ferr := node.Free(); err == nil {
-		err = ferr
-	}
-	if err != nil {
+	if err := node.Free(); err != nil {
 		return nil, err
 	}
 	var parts []int
@@ -103,6 +99,22 @@ func hostPartIDs(c *collective.Comm, s *Served) ([]int, error) {
 	}
 	slices.Sort(parts)
 	return parts, nil
+}
+
+// SplitHost returns the communicator of the ranks of this rank's host
+// (c.SplitShared), which the caller frees, and their ranks in c in the
+// order of their ranks in it. It is collective over c.
+func SplitHost(c *collective.Comm) (*collective.Comm, []int64, error) {
+	node, err := c.SplitShared()
+	if err != nil {
+		return nil, nil, err
+	}
+	mates, _, err := collective.Allgatherv(node, []int64{int64(c.Rank())})
+	if err != nil {
+		node.Free()
+		return nil, nil, err
+	}
+	return node, mates, nil
 }
 
 // OpenHostParts maps the partitions that the other ranks of this host
