@@ -108,7 +108,9 @@ gpu-bundle:
 # and GraphSAGE, GPU sampling; bench/results/gpu-check.{json,md}. It builds
 # first where Go is, else runs the binaries in bin/ as they are. Without a
 # GPU it stops at once, saying how to run it on one. GPU_CHECK_FLAGS adds
-# bin/gpucheck's flags (e.g. --scale 18, --steps 2,4).
+# bin/gpucheck's flags (e.g. --scale 18, --steps 2,4). The trainers' Python is
+# PYTHON, or the python3 on PATH where PYTHON lacks PyTorch and NumPy and it
+# has them (GPU hosts' PyTorch is often not Debian's).
 GPU_CHECK_FLAGS ?=
 gpu-check:
 	@if command -v $(GO) >/dev/null; then \
@@ -119,7 +121,12 @@ gpu-check:
 		done; \
 		echo "gpu-check: no Go here: running the binaries in bin/ as they are"; \
 	fi
-	bin/gpucheck --gnnrun bin/gnnrun-nompi-cuda --python $(PYTHON) --out bench/results/gpu-check $(GPU_CHECK_FLAGS)
+	@py=$(PYTHON); \
+	if ! $$py -c 'import torch, numpy' 2>/dev/null && python3 -c 'import torch, numpy' 2>/dev/null; then \
+		py=$$(command -v python3); echo "gpu-check: $(PYTHON) lacks PyTorch or NumPy; the python3 on PATH ($$py) has them: using it"; \
+	fi; \
+	echo bin/gpucheck --gnnrun bin/gnnrun-nompi-cuda --python $$py --out bench/results/gpu-check $(GPU_CHECK_FLAGS); \
+	bin/gpucheck --gnnrun bin/gnnrun-nompi-cuda --python $$py --out bench/results/gpu-check $(GPU_CHECK_FLAGS)
 
 # test runs the unit tests, then the integration tests that run the built
 # binary under mpirun at 1, 2 and 4 ranks (and the build without MPI against

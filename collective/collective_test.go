@@ -323,3 +323,17 @@ func TestExchangeIntoReusesBuffers(t *testing.T) {
 		return nil
 	})
 }
+
+// A container's OMPI_MCA_btl_vader_single_copy_mechanism=none made
+// MPI_Win_create fail on the GPU host; the hint must name it and the cure.
+func TestOneSidedHintNamesSingleCopyNone(t *testing.T) {
+	t.Setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "cma")
+	t.Setenv("OMPI_MCA_btl_sm_single_copy_mechanism", "")
+	if h := oneSidedHint(); !strings.Contains(h, "--transport alltoall") || strings.Contains(h, "single_copy") {
+		t.Errorf("with cma, the general hint, got %q", h)
+	}
+	t.Setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
+	if h := oneSidedHint(); !strings.Contains(h, "OMPI_MCA_btl_vader_single_copy_mechanism=none") || !strings.Contains(h, "--mca btl_vader_single_copy_mechanism cma") {
+		t.Errorf("with none, a hint naming the variable and the cure, got %q", h)
+	}
+}

@@ -2,6 +2,7 @@ package collective
 
 import (
 	"fmt"
+	"os"
 
 	"gnnrun/rank"
 )
@@ -536,7 +537,21 @@ func boolInt(b bool) int64 {
 // It is collective and takes a few milliseconds.
 func CheckOneSided(c *Comm) error {
 	if err := Agree(c, checkWindow(c, 0x6f6e65, 0)); err != nil {
-		return fmt.Errorf("collective: one-sided reads fail their check, so the rma transport cannot be trusted here: use --transport alltoall, or another one-sided setup (OpenMPI's osc/rdma; with osc/ucx, -x UCX_TLS=tcp,self, as README.md explains): %w", err)
+		return fmt.Errorf("collective: one-sided reads fail their check, so the rma transport cannot be trusted here: %s: %w", oneSidedHint(), err)
 	}
 	return nil
+}
+
+// oneSidedHint says what to try when one-sided reads fail their check. A
+// container image that sets OpenMPI's shared-memory single copy to none
+// (to silence CMA's warnings) leaves osc/rdma no way to read another
+// process's memory on one host, and MPI_Win_create fails with MPI_ERR_WIN.
+func oneSidedHint() string {
+	for _, btl := range []string{"vader", "sm"} { // OpenMPI 4's name, then 5's
+		name := "OMPI_MCA_btl_" + btl + "_single_copy_mechanism"
+		if os.Getenv(name) == "none" {
+			return fmt.Sprintf("this environment sets %s=none, which leaves OpenMPI's osc/rdma no way to read another process's memory on this host: run mpirun with --mca btl_%s_single_copy_mechanism cma (or set %s=cma), or use --transport alltoall", name, btl, name)
+		}
+	}
+	return "use --transport alltoall, or another one-sided setup (OpenMPI's osc/rdma; with osc/ucx, -x UCX_TLS=tcp,self, as README.md explains)"
 }
