@@ -22,6 +22,9 @@ type Stage struct {
 	BytesSent     int64   `json:"bytes_sent"`
 	BytesReceived int64   `json:"bytes_received"`
 	PeakRSS       int64   `json:"peak_rss_bytes"`
+	// At the stage's end: see RankReport's fields of the same names.
+	RSSShared int64 `json:"rss_shared_bytes"`
+	PSS       int64 `json:"pss_bytes"`
 }
 
 // RankReport is one rank's part of the report.
@@ -30,7 +33,15 @@ type RankReport struct {
 	Host    string  `json:"host"`
 	Stages  []Stage `json:"stages"`
 	PeakRSS int64   `json:"peak_rss_bytes"`
-	Seconds float64 `json:"seconds"`
+	// The largest at the end of a stage (or of the run, where it has no
+	// stages): the resident pages of shared memory and mapped files, which
+	// PeakRSS counts in every rank that maps them (the host's edge table,
+	// the partitions' files), and the proportional set size, which divides
+	// each such page among the processes mapping it: the sum of a host's
+	// ranks' PSS is the host's memory then.
+	RSSShared int64   `json:"rss_shared_bytes"`
+	PSS       int64   `json:"pss_bytes"`
+	Seconds   float64 `json:"seconds"`
 }
 
 // Report is the JSON document --report writes.
@@ -70,6 +81,8 @@ func (r *Recorder) Stage(name string) func() {
 			BytesSent:     tr.Sent - tr0.Sent,
 			BytesReceived: tr.Received - tr0.Received,
 			PeakRSS:       PeakRSS(),
+			RSSShared:     SharedRSS(),
+			PSS:           PSS(),
 		}
 		r.mu.Lock()
 		r.stages = append(r.stages, st)
@@ -96,7 +109,11 @@ func (r *Recorder) Set(key string, v any) {
 // It is collective.
 func (r *Recorder) Gather(command string) (*Report, error) {
 	r.mu.Lock()
-	mine := RankReport{Rank: r.c.Rank(), Host: r.c.Host(), Stages: r.stages, PeakRSS: lifetimePeakRSS(), Seconds: time.Since(r.start).Seconds()}
+	mine := RankReport{Rank: r.c.Rank(), Host: r.c.Host(), Stages: r.stages, PeakRSS: lifetimePeakRSS(),
+		RSSShared: SharedRSS(), PSS: PSS(), Seconds: time.Since(r.start).Seconds()}
+	for _, st := range r.stages {
+		mine.RSSShared, mine.PSS = max(mine.RSSShared, st.RSSShared), max(mine.PSS, st.PSS)
+	}
 	r.mu.Unlock()
 	blob, err := json.Marshal(mine)
 	if err != nil {
@@ -168,8 +185,21 @@ func resetPeakRSS() {
 // RSS returns the current resident set in bytes (VmRSS).
 func RSS() int64 { return procStatus("VmRSS:") }
 
-func procStatus(key string) int64 {
-	f, err := os.Open("/proc/self/status")
+// SharedRSS returns the resident pages of shared memory and mapped files
+// in bytes (RssShmem + RssFile), which every process mapping them counts.
+func SharedRSS() int64 { return procStatus("RssShmem:") + procStatus("RssFile:") }
+
+// PSS returns the proportional set size in bytes: the private pages plus
+// each shared page divided by the processes that map it (Linux 4.14+'s
+// smaps_rollup; 0 where it is missing).
+func PSS() int64 { return procField("/proc/self/smaps_rollup", "Pss:") }
+
+func procStatus(key string) int64 { return procField("/proc/self/status", key) }
+
+// procField reads the kB figure of the line of a /proc file that starts
+// with key, in bytes.
+func procField(path, key string) int64 {
+	f, err := os.Open(path)
 	if err != nil {
 		return 0
 	}

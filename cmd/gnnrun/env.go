@@ -32,7 +32,7 @@ type commonFlags struct {
 
 func (f *commonFlags) register(fs *pflag.FlagSet) {
 	fs.CountVarP(&f.verbose, "verbose", "v", "more log detail: -v logs info from every rank, -vv adds debug")
-	fs.StringVar(&f.report, "report", "", "write per-stage wall time, bytes sent/received and peak RSS of every rank to this JSON file")
+	fs.StringVar(&f.report, "report", "", "write per-stage wall time, bytes sent/received, peak RSS (shared pages counted by every rank mapping them) and proportional set size of every rank to this JSON file")
 	fs.IntVar(&f.maxMessage, "max-message", collective.DefaultMaxMessage, "largest message to one peer in bytes; bigger payloads go in rounds")
 	fs.IntVar(&f.wireZstd, "wire-zstd", 0, "compress messages between ranks of at least this many bytes with zstd (0: off)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of each rank to PREFIX.<rank> (for go tool pprof)")
