@@ -433,10 +433,74 @@ func (s *Sampler) localPositions(key Key, layer int, frontier []int64) {
 		parts := s.parts[c : c+len(chunk)]
 		s.touchRanges(chunk, parts)
 		s.drawAhead(chunk, parts, key, layer, s.excl)
+		if s.plainDraws() {
+			s.localChunkPlain(c, chunk, parts, key, layer)
+			continue
+		}
 		for j, v := range chunk {
 			s.localNode(c+j, v, int(parts[j]), key, layer)
 		}
 	}
+}
+
+// plainDraws says whether the layer's local draws are uniform, without
+// replacement, exclusions or original edge IDs: localChunkPlain's case,
+// the node task's.
+func (s *Sampler) plainDraws() bool {
+	d := &s.draws
+	return !d.weighted && !d.replace && !s.o.OrigEIDs && len(s.excl) == 0
+}
+
+// localChunkPlain is localNode for every node of chunk (frontier nodes
+// c.., parts[j] the partition of chunk[j]) when plainDraws: the same
+// positions as positions and tableDraws make, in one loop per node and
+// edge type that takes a range whole or chooses from it, offsets the
+// positions by the range's start and the partition's base in the table,
+// and records their type, where those went over each node's positions
+// three times.
+func (s *Sampler) localChunkPlain(c int, chunk []int64, parts []int32, key Key, layer int) {
+	d := &s.draws
+	lpos, ltype := s.lpos, s.ltype
+	for j, v := range chunk {
+		part := parts[j]
+		vw := s.views[part]
+		if vw == nil {
+			s.localAt[c+j] = -1
+			continue
+		}
+		start := len(lpos)
+		s.localAt[c+j] = int32(start)
+		local, base := v-vw.p.Lo, s.table.base[part]
+		for t, f := range d.fanouts[layer] {
+			if f == 0 {
+				continue
+			}
+			a, b := vw.rangeOf(local, t)
+			if f < 0 || b-a <= int64(f) { // all of them (or none)
+				for q := a + base; q < b+base; q++ {
+					lpos, ltype = append(lpos, q), append(ltype, int16(t))
+				}
+				continue
+			}
+			var draws []uint64
+			if drawnAhead(f) {
+				draws = d.ahead.take(v, streamWord1(ForNeighbors, Lane(layer, t)))
+			}
+			if draws == nil {
+				if drawnAhead(f) {
+					d.ahead.missed++
+				}
+				st := NewStream(key, ForNeighbors, Lane(layer, t), v)
+				draws = d.ch.drawBuf(f)
+				st.fill(draws)
+			}
+			for _, x := range floyd(&d.ch, draws[:f], b-a) {
+				lpos, ltype = append(lpos, x+a+base), append(ltype, int16(t))
+			}
+		}
+		s.counts[c+j] = int32(len(lpos) - start)
+	}
+	s.lpos, s.ltype = lpos, ltype
 }
 
 // rangeChunk is the frontier nodes whose indptr entries are read ahead of
