@@ -33,7 +33,7 @@ type alltoallDraws struct {
 	// scratch of a layer
 	order   []int32 // per node asked, the rank asked
 	perRank []int   // nodes asked of each rank
-	excl    map[int64][]Exclusion
+	excl    exclusionSet
 	pos     []int64 // edge table entries drawn for the nodes asked of this rank
 	types   []int16
 	parts   []int16 // ... and their partitions, with Options.OrigEIDs
@@ -79,7 +79,7 @@ func (a *alltoallDraws) runsOf() (at [runKinds]int, n int) {
 // ask exchanges the requests and draws the nodes the other ranks asked
 // of this one into their replies; an error drawing them is kept for
 // collect, which still sends the replies (with the failed status).
-func (a *alltoallDraws) ask(epoch int, batch int64, layer int, nodes []int64, parts []int, excl map[int64][]Exclusion, failed bool) error {
+func (a *alltoallDraws) ask(epoch int, batch int64, layer int, nodes []int64, parts []int, excl *exclusionSet, failed bool) error {
 	sm := a.sm
 	a.requests(epoch, batch, layer, nodes, parts, excl, failed)
 	a.before = sm.c.Traffic()
@@ -124,7 +124,7 @@ func (a *alltoallDraws) collect(out *edgeList, counts []int32, failed bool) ([]i
 
 // requests builds this rank's request to every rank into a.send, and
 // a.order, per node, the rank it is asked of.
-func (a *alltoallDraws) requests(epoch int, batch int64, layer int, nodes []int64, parts []int, excl map[int64][]Exclusion, failed bool) {
+func (a *alltoallDraws) requests(epoch int, batch int64, layer int, nodes []int64, parts []int, excl *exclusionSet, failed bool) {
 	sm := a.sm
 	n := sm.c.Size()
 	if len(a.send) != n {
@@ -150,10 +150,10 @@ func (a *alltoallDraws) requests(epoch int, batch int64, layer int, nodes []int6
 	for r := range n {
 		a.send[r] = append(a.send[r], 0) // the exclusions, counted below
 	}
-	if len(excl) > 0 {
+	if excl.len() > 0 {
 		for i, v := range nodes {
 			r := a.order[i]
-			for _, x := range excl[v] {
+			for _, x := range excl.of(v) {
 				a.send[r] = append(a.send[r], x.Dst, int64(x.EType), x.EID, x.Src)
 			}
 		}
@@ -203,13 +203,9 @@ func (a *alltoallDraws) answerOne(m []int64, reply *[]int64) error {
 	if xm < 0 || len(xs) != 4*xm {
 		return fmt.Errorf("malformed exclusions (%d announced, %d values)", xm, len(xs))
 	}
-	clear(a.excl)
-	if xm > 0 && a.excl == nil {
-		a.excl = map[int64][]Exclusion{}
-	}
+	a.excl.reset()
 	for i := range xm {
-		x := Exclusion{Dst: xs[4*i], EType: int(xs[4*i+1]), EID: xs[4*i+2], Src: xs[4*i+3]}
-		a.excl[x.Dst] = append(a.excl[x.Dst], x)
+		a.excl.add(Exclusion{Dst: xs[4*i], EType: int(xs[4*i+1]), EID: xs[4*i+2], Src: xs[4*i+3]})
 	}
 	key := BatchKey(sm.o.Seed, epoch, batch)
 	*reply = append(*reply, make([]int64, k)...)
@@ -235,7 +231,7 @@ func (a *alltoallDraws) positions(nodes []int64, key Key, layer int, counts []in
 		chunk := nodes[c:min(c+rangeChunk, len(nodes))]
 		parts := a.nodeParts[c : c+len(chunk)]
 		sm.touchRanges(chunk, parts)
-		sm.drawAhead(chunk, parts, key, layer, a.excl)
+		sm.drawAhead(chunk, parts, key, layer, &a.excl)
 		for j, v := range chunk {
 			part := int(parts[j])
 			vw := sm.views[part]
@@ -243,7 +239,7 @@ func (a *alltoallDraws) positions(nodes []int64, key Key, layer int, counts []in
 				return fmt.Errorf("node %d of partition %d, which this rank does not serve", v, part)
 			}
 			start := len(a.pos)
-			a.pos, a.types, a.parts = sm.tableDraws(vw, part, v, key, layer, a.excl[v], a.pos, a.types, a.parts)
+			a.pos, a.types, a.parts = sm.tableDraws(vw, part, v, key, layer, a.excl.of(v), a.pos, a.types, a.parts)
 			counts[c+j] = int64(len(a.pos) - start)
 		}
 	}

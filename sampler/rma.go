@@ -206,7 +206,7 @@ func (r *rmaDraws) target(q int) (server, slot int) {
 
 // ask notes the nodes: their owners take no part, so nothing goes out
 // before collect reads them.
-func (r *rmaDraws) ask(epoch int, batch int64, layer int, nodes []int64, parts []int, excl map[int64][]Exclusion, failed bool) error {
+func (r *rmaDraws) ask(epoch int, batch int64, layer int, nodes []int64, parts []int, excl *exclusionSet, failed bool) error {
 	r.asked = rmaAsk{epoch: epoch, batch: batch, layer: layer, nodes: nodes, parts: parts, excl: excl}
 	return nil
 }
@@ -217,7 +217,7 @@ type rmaAsk struct {
 	batch        int64
 	nodes        []int64
 	parts        []int
-	excl         map[int64][]Exclusion
+	excl         *exclusionSet
 }
 
 func (r *rmaDraws) collect(out *edgeList, counts []int32, failed bool) ([]int32, error) {
@@ -227,7 +227,7 @@ func (r *rmaDraws) collect(out *edgeList, counts []int32, failed bool) ([]int32,
 }
 
 // draw reads the nodes' edges (see rmaDraws).
-func (r *rmaDraws) draw(epoch int, batch int64, layer int, nodes []int64, parts []int, excl map[int64][]Exclusion, out *edgeList, counts []int32, failed bool) ([]int32, error) {
+func (r *rmaDraws) draw(epoch int, batch int64, layer int, nodes []int64, parts []int, excl *exclusionSet, out *edgeList, counts []int32, failed bool) ([]int32, error) {
 	if failed || len(nodes) == 0 {
 		return counts, nil
 	}
@@ -274,7 +274,7 @@ func (r *rmaDraws) draw(epoch int, batch int64, layer int, nodes []int64, parts 
 // nothing and is dropped. The halo nodes of a partition are numbered in
 // ascending global ID, so a source is found by binary search over the
 // owner's local2global, all searches in lockstep rounds of reads.
-func (r *rmaDraws) localExclusions(nodes []int64, parts []int, excl map[int64][]Exclusion) ([][]Exclusion, error) {
+func (r *rmaDraws) localExclusions(nodes []int64, parts []int, excl *exclusionSet) ([][]Exclusion, error) {
 	book := r.sm.served.Book
 	out := make([][]Exclusion, len(nodes))
 	type query struct{ node, k int }
@@ -282,10 +282,11 @@ func (r *rmaDraws) localExclusions(nodes []int64, parts []int, excl map[int64][]
 	var qparts []int
 	var qids []int64
 	for i, v := range nodes {
-		if len(excl[v]) == 0 {
+		xs := excl.of(v)
+		if len(xs) == 0 {
 			continue
 		}
-		out[i] = append([]Exclusion(nil), excl[v]...)
+		out[i] = append([]Exclusion(nil), xs...)
 		lo, hi := book.PartRange(parts[i])
 		for k, x := range out[i] {
 			switch {

@@ -54,7 +54,7 @@ type Sampler struct {
 	counts, farCount []int32
 	farNodes         []int64
 	farParts         []int
-	excl             map[int64][]Exclusion
+	excl             exclusionSet
 }
 
 // Stats counts what a Sampler did.
@@ -110,7 +110,7 @@ type remoteDraws interface {
 	// failed says this rank failed already: it takes part without asking
 	// (alltoall), so the others learn of the failure and none waits. An
 	// error from ask ends the layer: collect is not called.
-	ask(epoch int, batch int64, layer int, nodes []int64, parts []int, excl map[int64][]Exclusion, failed bool) error
+	ask(epoch int, batch int64, layer int, nodes []int64, parts []int, excl *exclusionSet, failed bool) error
 	// collect appends the edges of the nodes asked for to out, and the
 	// count of each node's edges to counts.
 	collect(out *edgeList, counts []int32, failed bool) ([]int32, error)
@@ -125,7 +125,7 @@ type remoteDraws interface {
 // with rma's none).
 type nothingRemote struct{}
 
-func (nothingRemote) ask(int, int64, int, []int64, []int, map[int64][]Exclusion, bool) error {
+func (nothingRemote) ask(int, int64, int, []int64, []int, *exclusionSet, bool) error {
 	return nil
 }
 
@@ -296,12 +296,9 @@ func (s *Sampler) Close() error {
 // alltoall transport it is collective.
 func (s *Sampler) Sample(epoch int, batch int64, seeds []int64, excl []Exclusion) ([]*Block, error) {
 	key := BatchKey(s.o.Seed, epoch, batch)
-	clear(s.excl)
-	if s.excl == nil {
-		s.excl = map[int64][]Exclusion{}
-	}
+	s.excl.reset()
 	for _, x := range excl {
-		s.excl[x.Dst] = append(s.excl[x.Dst], x)
+		s.excl.add(x)
 	}
 	blocks := make([]*Block, len(s.fanouts))
 	frontier := seeds
@@ -348,7 +345,7 @@ func (s *Sampler) layer(epoch int, batch int64, key Key, layer int, frontier []i
 	if err != nil {
 		s.farNodes, s.farParts = s.farNodes[:0], s.farParts[:0]
 	}
-	if askErr := s.remote.ask(epoch, batch, layer, s.farNodes, s.farParts, s.excl, err != nil); askErr != nil {
+	if askErr := s.remote.ask(epoch, batch, layer, s.farNodes, s.farParts, &s.excl, err != nil); askErr != nil {
 		return nil, askErr
 	}
 	t2 := time.Now()
@@ -432,7 +429,7 @@ func (s *Sampler) localPositions(key Key, layer int, frontier []int64) {
 		chunk := frontier[c:min(c+rangeChunk, len(frontier))]
 		parts := s.parts[c : c+len(chunk)]
 		s.touchRanges(chunk, parts)
-		s.drawAhead(chunk, parts, key, layer, s.excl)
+		s.drawAhead(chunk, parts, key, layer, &s.excl)
 		if s.plainDraws() {
 			s.localChunkPlain(c, chunk, parts, key, layer)
 			continue
@@ -444,11 +441,11 @@ func (s *Sampler) localPositions(key Key, layer int, frontier []int64) {
 }
 
 // plainDraws says whether the layer's local draws are uniform, without
-// replacement, exclusions or original edge IDs: localChunkPlain's case,
-// the node task's.
+// replacement or original edge IDs: localChunkPlain's case, the node
+// task's and the link task's nodes without exclusions.
 func (s *Sampler) plainDraws() bool {
 	d := &s.draws
-	return !d.weighted && !d.replace && !s.o.OrigEIDs && len(s.excl) == 0
+	return !d.weighted && !d.replace && !s.o.OrigEIDs
 }
 
 // localChunkPlain is localNode for every node of chunk (frontier nodes
@@ -466,6 +463,12 @@ func (s *Sampler) localChunkPlain(c int, chunk []int64, parts []int32, key Key, 
 		vw := s.views[part]
 		if vw == nil {
 			s.localAt[c+j] = -1
+			continue
+		}
+		if s.excl.of(v) != nil {
+			s.lpos, s.ltype = lpos, ltype
+			s.localNode(c+j, v, int(part), key, layer)
+			lpos, ltype = s.lpos, s.ltype
 			continue
 		}
 		start := len(lpos)
@@ -522,7 +525,7 @@ func (s *Sampler) touchRanges(chunk []int64, parts []int32) {
 // drawAhead computes the uniform draws of the nodes of chunk served here
 // (parts[j] is the partition of chunk[j]) that excl does not name, for
 // their choices to take (nodeDraws.ahead), in the order those make them.
-func (s *Sampler) drawAhead(chunk []int64, parts []int32, key Key, layer int, excl map[int64][]Exclusion) {
+func (s *Sampler) drawAhead(chunk []int64, parts []int32, key Key, layer int, excl *exclusionSet) {
 	d := &s.draws
 	d.ahead.reset(key)
 	if d.weighted {
@@ -530,7 +533,7 @@ func (s *Sampler) drawAhead(chunk []int64, parts []int32, key Key, layer int, ex
 	}
 	for j, v := range chunk {
 		vw := s.views[parts[j]]
-		if vw == nil || len(excl) > 0 && len(excl[v]) > 0 {
+		if vw == nil || excl.of(v) != nil {
 			continue
 		}
 		for t, f := range d.fanouts[layer] {
@@ -552,7 +555,7 @@ func (s *Sampler) localNode(i int, v int64, part int, key Key, layer int) {
 	}
 	start := len(s.lpos)
 	s.localAt[i] = int32(start)
-	s.lpos, s.ltype, s.lpart = s.tableDraws(vw, part, v, key, layer, s.excl[v], s.lpos, s.ltype, s.lpart)
+	s.lpos, s.ltype, s.lpart = s.tableDraws(vw, part, v, key, layer, s.excl.of(v), s.lpos, s.ltype, s.lpart)
 	s.counts[i] = int32(len(s.lpos) - start)
 }
 

@@ -3,6 +3,7 @@ package sampler
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
@@ -437,6 +438,31 @@ func TestStatsAddSub(t *testing.T) {
 			}
 		} else if sum.Field(i).Float() != x.Float()+y.Float() || diff.Field(i).Float() != x.Float()-y.Float() {
 			t.Errorf("%s: Add %g, Sub %g from %g and %g", name, sum.Field(i).Float(), diff.Field(i).Float(), x.Float(), y.Float())
+		}
+	}
+}
+
+// exclusionSet's filter must never hide a node's exclusions: every node's
+// of() against a plain map of the same exclusions, over enough of them that
+// the filter's bits collide, and after a reset.
+func TestExclusionSetMatchesMap(t *testing.T) {
+	var x exclusionSet
+	for round := range 3 {
+		x.reset()
+		want := map[int64][]Exclusion{}
+		r := rand.New(rand.NewPCG(uint64(round), 7))
+		for range 20000 * round {
+			e := Exclusion{Dst: r.Int64N(200000), EType: r.IntN(2), EID: r.Int64N(1 << 40), Src: r.Int64N(200000)}
+			x.add(e)
+			want[e.Dst] = append(want[e.Dst], e)
+		}
+		if x.len() != len(want) {
+			t.Fatalf("round %d: %d nodes with exclusions, want %d", round, x.len(), len(want))
+		}
+		for v := range int64(200000) {
+			if got := x.of(v); !slices.Equal(got, want[v]) {
+				t.Fatalf("round %d: node %d: %v, want %v", round, v, got, want[v])
+			}
 		}
 	}
 }
