@@ -108,6 +108,20 @@ type nodeDraws struct {
 
 	// ahead holds the uniform draws of the chunk of nodes being drawn
 	ahead drawsAhead
+	// srcPos remembers the positions of a local node's in-edges from a
+	// source that a reverse exclusion scanned its range for: a link
+	// batch's seeds are in every layer's frontier, and a hub's range is
+	// long. Positions are the graph's, so any entry stays right; the
+	// sampler empties it every batch to bound it.
+	srcPos map[srcKey][]int64
+}
+
+// srcKey names the in-edges of type t of inner node local of a view from
+// global node src.
+type srcKey struct {
+	v          *view
+	local, src int64
+	t          int
 }
 
 // drawsFor says whether a uniform choice of fanout f of n in-edges draws
@@ -264,7 +278,7 @@ func excludedPositions(e inEdges, t int, excl []Exclusion, skip []int64) []int64
 // their edge types to types.
 func (d *nodeDraws) positions(v *view, local, node int64, key Key, layer int, excl []Exclusion, pos []int64, types []int16) ([]int64, []int16) {
 	if d.weighted || len(excl) > 0 {
-		p, t := d.plan(localNode{v, local}, node, key, layer, excl)
+		p, t := d.plan(localNode{v, local, d}, node, key, layer, excl)
 		return append(pos, p...), append(types, t...)
 	}
 	// Uniform draws of a node no exclusion names, plan's choices made
@@ -313,6 +327,7 @@ func (d *nodeDraws) positions(v *view, local, node int64, key Key, layer int, ex
 type localNode struct {
 	v     *view
 	local int64
+	d     *nodeDraws // its srcPos
 }
 
 func (n localNode) rangeOf(t int) (int64, int64) { return n.v.rangeOf(n.local, t) }
@@ -327,11 +342,27 @@ func (n localNode) eids(t int) []int64 {
 	return n.v.p.EdgeIDs[a:b]
 }
 
-// srcPositions finds src among the partition's local nodes once and scans
-// the range's local source indices for it: one sequential pass, where
+// srcPositions gives the positions scanSrc finds, once per node, type and
+// source in a batch (nodeDraws.srcPos).
+func (n localNode) srcPositions(t int, src int64, skip []int64) []int64 {
+	k := srcKey{v: n.v, local: n.local, src: src, t: t}
+	if p, ok := n.d.srcPos[k]; ok {
+		return append(skip, p...)
+	}
+	start := len(skip)
+	skip = n.scanSrc(t, src, skip)
+	if n.d.srcPos == nil {
+		n.d.srcPos = map[srcKey][]int64{}
+	}
+	n.d.srcPos[k] = slices.Clone(skip[start:])
+	return skip
+}
+
+// scanSrc finds src among the partition's local nodes once and scans the
+// range's local source indices for it: one sequential pass, where
 // resolving every in-edge's source to its global ID reads the halo's IDs
 // at random (a hub's range is most of a reverse exclusion's cost).
-func (n localNode) srcPositions(t int, src int64, skip []int64) []int64 {
+func (n localNode) scanSrc(t int, src int64, skip []int64) []int64 {
 	l, ok := n.v.localID(src)
 	if !ok {
 		return skip // no in-edge of this partition comes from src

@@ -297,6 +297,7 @@ func (s *Sampler) Close() error {
 func (s *Sampler) Sample(epoch int, batch int64, seeds []int64, excl []Exclusion) ([]*Block, error) {
 	key := BatchKey(s.o.Seed, epoch, batch)
 	s.excl.reset()
+	clear(s.draws.srcPos)
 	for _, x := range excl {
 		s.excl.add(x)
 	}
