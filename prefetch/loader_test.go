@@ -369,6 +369,13 @@ func TestLoaderStageFailure(t *testing.T) {
 				}
 				for {
 					b, err := l.Next()
+					if errors.Is(err, io.EOF) {
+						// A rank that took all its batches before another
+						// failed (on one host the ranks exchange nothing
+						// while they sample) learns of the failure in
+						// Close's collectives, as gnnrun's ranks do.
+						return l.Close()
+					}
 					if err != nil {
 						return err
 					}
