@@ -337,3 +337,30 @@ func TestOneSidedHintNamesSingleCopyNone(t *testing.T) {
 		t.Errorf("with none, a hint naming the variable and the cure, got %q", h)
 	}
 }
+
+// All holds only where every rank's condition does, Any where one does,
+// against the conditions counted plainly.
+func TestAllAndAny(t *testing.T) {
+	const n = 3
+	for mask := range 1 << n { // rank r's condition: bit r of mask
+		err := rank.RunLocal(n, func(rc rank.Comm) error {
+			c := MustNew(rc)
+			cond := mask>>c.Rank()&1 == 1
+			all, err := All(c, cond)
+			if err != nil {
+				return err
+			}
+			some, err := Any(c, cond)
+			if err != nil {
+				return err
+			}
+			if all != (mask == 1<<n-1) || some != (mask != 0) {
+				return fmt.Errorf("conditions %03b: All %v, Any %v", mask, all, some)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -55,6 +55,12 @@ func Any(c *Comm, cond bool) (bool, error) {
 	return m == 1, err
 }
 
+// All reports whether cond holds on every rank.
+func All(c *Comm, cond bool) (bool, error) {
+	fails, err := Any(c, !cond)
+	return err == nil && !fails, err
+}
+
 // Offset returns the sum of n over the ranks before this one and over all
 // ranks: where this rank's share starts in a global numbering, and its end.
 func Offset(c *Comm, n int64) (before, total int64, err error) {

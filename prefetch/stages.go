@@ -145,12 +145,7 @@ func (l *Loader) epochItems(e int) []item {
 // allStopped reports whether the trainers of all ranks have stopped. It
 // is collective over the scheduler's communicator.
 func (l *Loader) allStopped() (bool, error) {
-	var mine int64
-	if l.stopping.Load() {
-		mine = 1
-	}
-	all, err := collective.Min(l.sc, mine)
-	return all == 1, err
+	return collective.All(l.sc, l.stopping.Load())
 }
 
 // sampleWorker samples its turns of the tasks.

@@ -139,14 +139,7 @@ func (nothingRemote) close() error { return nil }
 // partition (views, this rank's): then no frontier node is remote
 // anywhere. It is collective.
 func everyNodeHere(c *collective.Comm, views []*view) (bool, error) {
-	here := int64(1)
-	for _, v := range views {
-		if v == nil {
-			here = 0
-		}
-	}
-	all, err := collective.Min(c, here)
-	return all == 1, err
+	return collective.All(c, !slices.Contains(views, nil))
 }
 
 // New returns a sampler over the partitions s serves, on its own duplicate

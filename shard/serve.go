@@ -133,14 +133,13 @@ func (s *Served) Slots() int { return s.slots }
 // HasNodeArray reports whether every partition every rank serves has the
 // node array name of node type ntype. It is collective.
 func (s *Served) HasNodeArray(c *collective.Comm, ntype, name string) (bool, error) {
-	has := int64(1)
+	has := true
 	for _, p := range s.Parts {
 		if p.NodeFeat(ntype, name) == nil {
-			has = 0
+			has = false
 		}
 	}
-	all, err := collective.Min(c, has)
-	return all == 1, err
+	return collective.All(c, has)
 }
 
 // Close releases the partitions' memory maps.

@@ -255,11 +255,8 @@ func newRowStore(c *collective.Comm, s *Served, ntype, what string, rows [][]byt
 	}
 	// The ranks agree, so that all or none map (the environment that sets
 	// the default may differ between them).
-	on := int64(0)
-	if o.hostRows {
-		on = 1
-	}
-	if on, err = collective.Min(c, on); err == nil && on == 0 {
+	on, err := collective.All(c, o.hostRows)
+	if err == nil && !on {
 		return st.withNearAgreed()
 	}
 	if err == nil {
@@ -280,16 +277,12 @@ func newRowStore(c *collective.Comm, s *Served, ntype, what string, rows [][]byt
 // holding each rank to the slowest one's pace every batch. It is
 // collective.
 func (s *Store) withNearAgreed() (*Store, error) {
-	here := int64(0)
-	if len(s.near) == s.served.Config.NumParts {
-		here = 1
-	}
-	all, err := collective.Min(s.c, here)
+	all, err := collective.All(s.c, len(s.near) == s.served.Config.NumParts)
 	if err != nil {
 		s.Close()
 		return nil, err
 	}
-	s.nearAll = all == 1
+	s.nearAll = all
 	return s, nil
 }
 
