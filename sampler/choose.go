@@ -76,17 +76,6 @@ func choose[D drawer](c *chooser, d D, n int64, fanout int, replace bool, w []fl
 	return out
 }
 
-// chooseStream is choose's uniform draws of fanout of n positions (fewer
-// than n without replacement) with nothing skipped, from a Stream: its
-// Philox outputs computed in one loop of independent calls, which the CPU
-// overlaps, before the choice's branches use them (and no interface
-// value, so the stream stays on its caller's stack).
-func chooseStream(c *chooser, s *Stream, n int64, fanout int, replace bool, out []int64) []int64 {
-	draws := c.drawBuf(fanout)
-	s.fill(draws)
-	return choosePositions(c, draws, n, replace, out)
-}
-
 // choosePositions appends the positions of [0, m) the draws choose: one
 // per draw with replacement, ascending; without, Floyd's len(draws)
 // distinct ones.

@@ -299,19 +299,7 @@ func (d *nodeDraws) positions(v *view, local, node int64, key Key, layer int, ex
 				pos = append(pos, q)
 			}
 		} else {
-			var draws []uint64
-			if drawnAhead(f) {
-				draws = d.ahead.take(node, streamWord1(ForNeighbors, Lane(layer, t)))
-				if draws == nil {
-					d.ahead.missed++
-				}
-			}
-			if draws != nil {
-				pos = choosePositions(&d.ch, draws[:f], n, d.replace, pos)
-			} else {
-				st := NewStream(key, ForNeighbors, Lane(layer, t), node)
-				pos = chooseStream(&d.ch, &st, n, f, d.replace, pos)
-			}
+			pos = choosePositions(&d.ch, d.uniformDraws(node, key, layer, t, f), n, d.replace, pos)
 			for k := start; k < len(pos); k++ {
 				pos[k] += a
 			}
@@ -321,6 +309,25 @@ func (d *nodeDraws) positions(v *view, local, node int64, key Key, layer int, ex
 		}
 	}
 	return pos, types
+}
+
+// uniformDraws returns the f uniform draws of node's stream over its
+// in-edges of type t at layer under key: those made ahead (drawsAhead)
+// when they are the next job taken, else the stream's, computed now in one
+// loop of independent Philox calls, which the CPU overlaps, before the
+// choice's branches use them (the stream stays on this stack: no
+// interface value).
+func (d *nodeDraws) uniformDraws(node int64, key Key, layer, t, f int) []uint64 {
+	if drawnAhead(f) {
+		if draws := d.ahead.take(node, streamWord1(ForNeighbors, Lane(layer, t))); draws != nil {
+			return draws[:f]
+		}
+		d.ahead.missed++
+	}
+	st := NewStream(key, ForNeighbors, Lane(layer, t), node)
+	draws := d.ch.drawBuf(f)
+	st.fill(draws)
+	return draws
 }
 
 // localNode is an inner node of a served partition, as inEdges.

@@ -479,19 +479,7 @@ func (s *Sampler) localChunkPlain(c int, chunk []int64, parts []int32, key Key, 
 				}
 				continue
 			}
-			var draws []uint64
-			if drawnAhead(f) {
-				draws = d.ahead.take(v, streamWord1(ForNeighbors, Lane(layer, t)))
-			}
-			if draws == nil {
-				if drawnAhead(f) {
-					d.ahead.missed++
-				}
-				st := NewStream(key, ForNeighbors, Lane(layer, t), v)
-				draws = d.ch.drawBuf(f)
-				st.fill(draws)
-			}
-			for _, x := range floyd(&d.ch, draws[:f], b-a) {
+			for _, x := range floyd(&d.ch, d.uniformDraws(v, key, layer, t, f), b-a) {
 				lpos, ltype = append(lpos, x+a+base), append(ltype, int16(t))
 			}
 		}
