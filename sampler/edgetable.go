@@ -113,11 +113,8 @@ func newEdgeTable(s *shard.Served) *edgeTable {
 		t.base[p.ID] = t.served
 		t.served += p.NumEdges()
 	}
-	stride := t.stride()
-	t.words = hugeWords(int(t.served * stride))
-	for _, p := range s.Parts {
-		t.fill(p, t.words[t.base[p.ID]*stride:(t.base[p.ID]+p.NumEdges())*stride])
-	}
+	t.words = hugeWords(int(t.served * t.stride()))
+	t.fillParts(s.Parts)
 	return t
 }
 
@@ -133,6 +130,14 @@ func (t *edgeTable) free() {
 		freeHugeWords(t.words)
 	}
 	t.words, t.region = nil, nil
+}
+
+// fillParts writes the entries of the partitions parts at their bases.
+func (t *edgeTable) fillParts(parts []*shard.Partition) {
+	stride := t.stride()
+	for _, p := range parts {
+		t.fill(p, t.words[t.base[p.ID]*stride:(t.base[p.ID]+p.NumEdges())*stride])
+	}
 }
 
 // fill writes partition p's entries into w.

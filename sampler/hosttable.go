@@ -128,9 +128,7 @@ func newHostEdgeTable(c *collective.Comm, s *shard.Served, host []*shard.Partiti
 	}
 	t.region = region
 	if writes {
-		for _, p := range s.Parts {
-			t.fill(p, t.words[t.base[p.ID]*stride:(t.base[p.ID]+p.NumEdges())*stride])
-		}
+		t.fillParts(s.Parts)
 	}
 	// Every segment is filled.
 	if err := node.Barrier(); err != nil {
