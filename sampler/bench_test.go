@@ -277,3 +277,32 @@ func BenchmarkNumber(b *testing.B) {
 	marks.free()
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(entries), "ns/entry")
 }
+
+// BenchmarkEdgeTableFill makes the edge table of the benchmarks'
+// partitions (GNNRUN_SAMPLE_PARTS: another directory), served on one
+// rank, by 1 and by 2 workers, and reports ns per entry. Each table is a
+// fresh mapping: its pages' first touches are part of the time, as they
+// are when a job starts.
+func BenchmarkEdgeTableFill(b *testing.B) {
+	dir := benchPartsDir(b)
+	for _, workers := range []int{1, 2} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			testgraph.World(b, 1, func(c *collective.Comm) error {
+				s, err := shard.Serve(c, dir)
+				if err != nil {
+					return err
+				}
+				defer s.Close()
+				s.Checks.Workers = workers
+				var entries int64
+				for b.Loop() {
+					t := newEdgeTable(s)
+					entries += t.served
+					t.free()
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(entries), "ns/entry")
+				return nil
+			})
+		})
+	}
+}

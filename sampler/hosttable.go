@@ -128,7 +128,7 @@ func newHostEdgeTable(c *collective.Comm, s *shard.Served, host []*shard.Partiti
 	}
 	t.region = region
 	if writes {
-		t.fillParts(s.Parts)
+		t.fillParts(s.Parts, s.Checks.Workers)
 	}
 	// Every segment is filled.
 	if err := node.Barrier(); err != nil {

@@ -83,6 +83,38 @@ func TestHostEdgeTable(t *testing.T) {
 	}
 }
 
+// TestEdgeTableFillInPieces fills a rank's table in pieces of 7 entries
+// over 3 goroutines, in both layouts, and checks every entry against the
+// partitions' arrays.
+func TestEdgeTableFillInPieces(t *testing.T) {
+	f := getFixture(t, false, 4)
+	defer func(piece int64, wide bool) { fillPiece, wideEdgeTables = piece, wide }(fillPiece, wideEdgeTables)
+	fillPiece = 7
+	for _, wide := range []bool{false, true} {
+		wideEdgeTables = wide
+		world(t, 1, func(c *collective.Comm) error {
+			s, err := shard.Serve(c, f.Parts)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			tab := blankEdgeTable(s)
+			for _, p := range s.Parts {
+				tab.base[p.ID] = tab.served
+				tab.served += p.NumEdges()
+			}
+			tab.words = make([]uint64, tab.served*tab.stride())
+			tab.fillParts(s.Parts, 3)
+			for _, p := range s.Parts {
+				if err := plainEntries(tab, p); err != nil {
+					return fmt.Errorf("wide %v: %w", wide, err)
+				}
+			}
+			return nil
+		})
+	}
+}
+
 // plainEntries checks the entries of partition p in t against its arrays.
 func plainEntries(t *edgeTable, p *shard.Partition) error {
 	base := t.base[p.ID]
