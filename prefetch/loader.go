@@ -413,6 +413,9 @@ func (l *Loader) closeResources() error {
 	return first
 }
 
+// Cores returns the CPUs the rank has: its machine's over the ranks on it.
+func (l *Loader) Cores() float64 { return l.cores }
+
 // GatherWorkers returns the goroutines the gather's row copies are split
 // over: Options.GatherWorkers, or what the rank's cores gave for 0.
 func (l *Loader) GatherWorkers() int { return l.o.GatherWorkers }

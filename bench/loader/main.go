@@ -86,7 +86,11 @@ type loaderReport struct {
 	// rank's cores).
 	GatherWorkers int `json:"gather_workers"`
 	SampleWorkers int `json:"sample_workers"`
-	Stages        map[string]struct {
+	// CPUPerBatch is the ranks' CPU time per batch during the run (every
+	// stage's threads), CoresBusy the share of their cores it kept busy.
+	CPUPerBatch float64 `json:"cpu_s_per_batch"`
+	CoresBusy   float64 `json:"cores_busy"`
+	Stages      map[string]struct {
 		Busy float64 `json:"busy_s"`
 		Fill float64 `json:"mean_queue_fill"`
 	} `json:"stages"`

@@ -25,8 +25,8 @@ func render(out string, results []result) error {
 		"(%d sample workers, sample 8, gather 2 (copy workers: %d), device 1), alltoall transport. Times are the slowest rank's.\n\n",
 		r0.Fanouts, r0.Batch, r0.PerEpoch, r0.Runs["alone"].SampleWorkers, r0.Runs["alone"].GatherWorkers)
 	b.WriteString("## Throughput: the pipeline against its stages alone\n\n")
-	b.WriteString("*generation*: the pipeline's time per batch with no trainer (`--compute-ms 0`); *alone*: each stage run by itself over the same first batches (`--stages-alone`), its wall time and the CPU time the rank's process took (all threads); the pipeline keeps pace with its slowest stage at ratio 1, but no faster than its stages' CPU time over the cores each rank has (the machine's over its ranks): *bound* is the larger of the two, *set by* says which (a stage, or the cores).\n\n")
-	b.WriteString("| scale | ranks | generation ms/batch | sample alone | gather alone | device alone | CPU ms (sample+gather+device) | cores per rank | bound ms | set by | bound / generation | slowest / generation | sum / generation | host buffers peak MB | device peak MB |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("*generation*: the pipeline's time per batch with no trainer (`--compute-ms 0`); *alone*: each stage run by itself over the same first batches (`--stages-alone`), its wall time and the CPU time the rank's process took (all threads); the pipeline keeps pace with its slowest stage at ratio 1, but no faster than its stages' CPU time over the cores each rank has (the machine's over its ranks): *bound* is the larger of the two, *set by* says which (a stage, or the cores). *run CPU*: the CPU time per batch the rank's process took during the pipeline's run itself, and *cores busy* the share of the rank's cores it kept busy: near 1, the cores set the pace.\n\n")
+	b.WriteString("| scale | ranks | generation ms/batch | sample alone | gather alone | device alone | CPU ms (sample+gather+device) | cores per rank | bound ms | set by | bound / generation | slowest / generation | sum / generation | run CPU ms/batch | cores busy | host buffers peak MB | device peak MB |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range results {
 		g := r.Runs["alone"]
 		a := g.Alone
@@ -34,9 +34,10 @@ func render(out string, results []result) error {
 			return fmt.Errorf("scale %d P=%d: no stages-alone figures", r.Scale, r.Ranks)
 		}
 		slowest := max(a.Sample, a.Gather, a.Device)
-		fmt.Fprintf(&b, "| %d | %d | %.1f | %.1f | %.1f | %.1f | %.1f+%.1f+%.1f | %.2g | %.1f | %s | %.2f | %.2f | %.2f | %.0f | %.0f |\n", r.Scale, r.Ranks, 1e3*g.perBatch(),
+		fmt.Fprintf(&b, "| %d | %d | %.1f | %.1f | %.1f | %.1f | %.1f+%.1f+%.1f | %.2g | %.1f | %s | %.2f | %.2f | %.2f | %s | %s | %.0f | %.0f |\n", r.Scale, r.Ranks, 1e3*g.perBatch(),
 			1e3*a.Sample, 1e3*a.Gather, 1e3*a.Device, 1e3*a.SampleCPU, 1e3*a.GatherCPU, 1e3*a.DeviceCPU, a.Cores, 1e3*a.Bound, a.BoundBy,
-			a.Bound/g.perBatch(), slowest/g.perBatch(), (a.Sample+a.Gather+a.Device)/g.perBatch(), g.PeakHost/1e6, g.PeakDevice/1e6)
+			a.Bound/g.perBatch(), slowest/g.perBatch(), (a.Sample+a.Gather+a.Device)/g.perBatch(), orDash("%.1f", 1e3*g.CPUPerBatch), orDash("%.2f", g.CoresBusy),
+			g.PeakHost/1e6, g.PeakDevice/1e6)
 	}
 	b.WriteString("\n## The trainer's wait\n\n")
 	b.WriteString("A stand-in trainer holds each batch for a multiple of the generation time (`--compute-ms`); *wait*: the time it spent in `Next` after its first batch, over the run after its first batch (the first epoch's start included); *last epoch*: the same over the second epoch alone (the steady state); *startup*: its wait for the first batch, while the pipeline filled; *first of epoch*: the mean wait for the first batch of the second epoch, against the mean of the other batches.\n\n")
@@ -99,4 +100,13 @@ func plotWait(path string, results []result) error {
 	p.Add(goal)
 	p.Legend.Add("goal: 5% from 1.2x on", goal)
 	return p.Save(7*vg.Inch, 4.5*vg.Inch, path)
+}
+
+// orDash formats v, or "–" where the run did not record it (0: a report
+// from before the figure).
+func orDash(format string, v float64) string {
+	if v == 0 {
+		return "–"
+	}
+	return fmt.Sprintf(format, v)
 }

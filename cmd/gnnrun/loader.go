@@ -10,6 +10,7 @@ import (
 
 	"gnnrun/collective"
 	"gnnrun/cuda"
+	"gnnrun/internal/proc"
 	"gnnrun/prefetch"
 	"gnnrun/report"
 	"gnnrun/shard"
@@ -55,7 +56,9 @@ node's row against the partition's row of the node. At the end rank 0 prints
 per stage its busy time and the mean fill of its input queue, the trainer's
 wait as a fraction of the run, batches/s, rows gathered locally and
 remotely, rows reused and from the hot cache, and the bytes copied to the
-device against the bytes of every input row, and the memory in flight.
+device against the bytes of every input row, the ranks' CPU time per
+batch during the run with the share of their cores it kept busy (near
+all of them, the cores set the pace), and the memory in flight.
 --max-batches N stops the trainer early (the pipeline shuts down cleanly).
 
 --stages-alone N first runs N batches through each stage alone (sample,
@@ -87,6 +90,9 @@ type loaderRun struct {
 	l       *prefetch.Loader
 	dump    *dumper
 	elapsed time.Duration
+	// cpu is the CPU time the rank's process took over elapsed (every
+	// stage's threads, user and system).
+	cpu time.Duration
 	// The trainer's waits: for the first batch of every epoch after the
 	// first, and for the others.
 	firstWait, otherWait time.Duration
@@ -194,7 +200,7 @@ func (r *loaderRun) train() error {
 	task := e.meter.Start("loader", r.l.BatchesPerRank(), "batches")
 	end := e.stage("train")
 	defer end()
-	t0 := time.Now()
+	t0, c0 := time.Now(), proc.CPU()
 	hold := time.Duration(f.computeMS * float64(time.Millisecond))
 	newEpoch := false
 	epoch := 0
@@ -235,7 +241,7 @@ func (r *loaderRun) train() error {
 		b.Release()
 		task.Add(1)
 	}
-	r.elapsed = time.Since(t0)
+	r.elapsed, r.cpu = time.Since(t0), proc.CPU()-c0
 	if !lastStart.IsZero() {
 		r.lastTime = time.Since(lastStart)
 	}
@@ -275,7 +281,7 @@ func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 // loaderFigures names what every rank contributes to the report, in the
 // order ranks send them; perRank gathers them.
 var loaderFigures = []string{"seconds", "wait", "startup", "batches", "input", "reused", "hot", "fetched", "local", "remote", "host",
-	"bytes", "bytes_nocache", "first_wait", "firsts", "other_wait", "others", "peak_host", "peak_device", "moved", "moved_bytes", "featureless", "last_wait", "last_seconds"}
+	"bytes", "bytes_nocache", "first_wait", "firsts", "other_wait", "others", "peak_host", "peak_device", "moved", "moved_bytes", "featureless", "last_wait", "last_seconds", "cpu", "cores"}
 
 // perRank is every rank's figures by name.
 type perRank map[string][]float64
@@ -284,6 +290,15 @@ func (m perRank) sum(k string) float64 {
 	s := 0.0
 	for _, v := range m[k] {
 		s += v
+	}
+	return s
+}
+
+// dot returns the sum over ranks of figure a times figure b.
+func (m perRank) dot(a, b string) float64 {
+	s := 0.0
+	for i, v := range m[a] {
+		s += v * m[b][i]
 	}
 	return s
 }
@@ -305,7 +320,8 @@ func (r *loaderRun) gatherFigures(st prefetch.Stats) (perRank, error) {
 		"bytes_nocache": float64(st.BytesWithoutCache), "first_wait": r.firstWait.Seconds(), "firsts": float64(r.firsts),
 		"other_wait": r.otherWait.Seconds(), "others": float64(r.others), "peak_host": float64(st.PeakHostBytes),
 		"peak_device": float64(st.PeakDeviceBytes), "moved": float64(st.RowsMoved), "moved_bytes": float64(st.BytesMovedOnDevice),
-		"featureless": float64(st.RowsFeatureless), "last_wait": r.lastWait.Seconds(), "last_seconds": r.lastTime.Seconds()}
+		"featureless": float64(st.RowsFeatureless), "last_wait": r.lastWait.Seconds(), "last_seconds": r.lastTime.Seconds(),
+		"cpu": r.cpu.Seconds(), "cores": r.l.Cores()}
 	names := append([]string(nil), loaderFigures...)
 	for _, s := range st.Stages {
 		mine[s.Name+"_busy"], mine[s.Name+"_fill"] = s.Busy.Seconds(), s.MeanQueueFill
@@ -373,6 +389,12 @@ func (r *loaderRun) report() error {
 	}
 	e.printf("  moved on the device %s rows (%s: block 0's destinations into the first rows, rows past a shrinking end)\n",
 		report.Count(int64(m.sum("moved"))), report.Bytes(int64(m.sum("moved_bytes"))))
+	// The cores the run kept busy: where they are all busy, the stages'
+	// CPU time per batch over the cores sets the pace, not a stage alone.
+	cpuPerBatch := m.sum("cpu") / max(m.sum("batches"), 1)
+	coresBusy := m.sum("cpu") / max(m.dot("seconds", "cores"), 1e-9)
+	e.printf("  CPU during the run: %.2f ms a batch per rank (every stage's threads), %.0f%% of the ranks' cores busy (%.3g per rank)\n",
+		1e3*cpuPerBatch, 100*coresBusy, m.sum("cores")/p)
 	e.printf("  memory in flight per rank at most: host gather buffers %s, device %s; batches in flight at most %d\n",
 		report.Bytes(int64(m.max("peak_host"))), report.Bytes(int64(m.max("peak_device"))), r.l.MaxInFlight())
 	var alone map[string]any
@@ -404,6 +426,7 @@ func (r *loaderRun) report() error {
 		"peak_host_bytes": m.max("peak_host"), "peak_device_bytes": m.max("peak_device"), "max_batches_in_flight": r.l.MaxInFlight(),
 		"stages_alone_per_batch": alone, "trained": trained, "gather_workers": r.l.GatherWorkers(), "sample_workers": r.l.SampleWorkers(),
 		"host_graph": r.f.hostGraph && r.l.HostGraphOff() == "", "host_graph_off": r.l.HostGraphOff(),
+		"cpu_s_per_batch": cpuPerBatch, "cores_busy": coresBusy,
 	})
 	return nil
 }

@@ -16,6 +16,10 @@ type loaderReport struct {
 	// LastWait is the trainer's wait in the last epoch over its time, -1
 	// when the run did not get past its first epoch.
 	LastWait float64 `json:"last_epoch_wait_fraction"`
+	// The ranks' CPU time per batch during the run, and the share of
+	// their cores it kept busy.
+	CPUPerBatch float64 `json:"cpu_s_per_batch"`
+	CoresBusy   float64 `json:"cores_busy"`
 }
 
 // readLoaderReport reads results.loader from a report.
@@ -86,6 +90,12 @@ func TestLoaderMatchesSampleUnderMPI(t *testing.T) {
 						}
 						if lr.LastWait < 0 || lr.LastWait > 1 {
 							t.Errorf("%s P=%d: the trainer's wait in the last of %d epochs is %v, want a share", tr, np, epochs, lr.LastWait)
+						}
+						// A process's CPU time over its wall time and its
+						// share of the cores: up to 1, a little more where
+						// the ranks' runs end apart.
+						if lr.CPUPerBatch <= 0 || lr.CoresBusy <= 0 || lr.CoresBusy > 1.5 {
+							t.Errorf("%s P=%d: %v s of CPU a batch, %v of the cores busy", tr, np, lr.CPUPerBatch, lr.CoresBusy)
 						}
 						checkDump(t, fmt.Sprintf("%s P=%d", tr, np), want, dump, epochs, counts)
 					}
