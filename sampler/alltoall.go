@@ -230,7 +230,7 @@ func (a *alltoallDraws) positions(nodes []int64, key Key, layer int, counts []in
 	for c := 0; c < len(nodes); c += rangeChunk {
 		chunk := nodes[c:min(c+rangeChunk, len(nodes))]
 		parts := a.nodeParts[c : c+len(chunk)]
-		sm.touchRanges(chunk, parts)
+		sm.readChunkRanges(chunk, parts)
 		sm.drawAhead(chunk, parts, key, layer, &a.excl)
 		for j, v := range chunk {
 			part := int(parts[j])

@@ -48,9 +48,10 @@ type Sampler struct {
 	lpart, ltype     []int16 // ... their partitions (with Options.OrigEIDs) and edge types
 	leid, lorig      []int64 // ... their edge IDs and original edge IDs, when merged with remote ones
 	local, far, all  edgeList
-	localAt          []int32 // per frontier node: its first edge in lpos, or -1 (drawn elsewhere)
-	parts            []int32 // per frontier node: its partition
-	sink             int64   // what touchRanges reads, kept so that it reads
+	localAt          []int32           // per frontier node: its first edge in lpos, or -1 (drawn elsewhere)
+	parts            []int32           // per frontier node: its partition
+	sink             int64             // what readChunkRanges touches, kept so that it reads
+	ra, rb           [rangeChunk]int64 // per node of a chunk: its in-edge range (readChunkRanges)
 	counts, farCount []int32
 	farNodes         []int64
 	farParts         []int
@@ -422,7 +423,7 @@ func (s *Sampler) localPositions(key Key, layer int, frontier []int64) {
 	for c := 0; c < len(frontier); c += rangeChunk {
 		chunk := frontier[c:min(c+rangeChunk, len(frontier))]
 		parts := s.parts[c : c+len(chunk)]
-		s.touchRanges(chunk, parts)
+		s.readChunkRanges(chunk, parts)
 		s.drawAhead(chunk, parts, key, layer, &s.excl)
 		if s.plainDraws() {
 			s.localChunkPlain(c, chunk, parts, key, layer)
@@ -472,7 +473,7 @@ func (s *Sampler) localChunkPlain(c int, chunk []int64, parts []int32, key Key, 
 			if f == 0 {
 				continue
 			}
-			a, b := vw.rangeOf(local, t)
+			a, b := s.chunkRange(j, vw, local, t)
 			if f < 0 || b-a <= int64(f) { // all of them (or none)
 				for q := a + base; q < b+base; q++ {
 					lpos, ltype = append(lpos, q), append(ltype, int16(t))
@@ -492,21 +493,40 @@ func (s *Sampler) localChunkPlain(c int, chunk []int64, parts []int32, key Key, 
 // their draws: their cache lines stay in L1.
 const rangeChunk = 256
 
-// touchRanges reads the indptr entry of the nodes of chunk served here
-// (parts[j] is the partition of chunk[j]).
-func (s *Sampler) touchRanges(chunk []int64, parts []int32) {
+// readChunkRanges reads the in-edge ranges of the nodes of chunk served here
+// (parts[j] is the partition of chunk[j]) ahead of their draws, in one
+// loop of independent loads: into s.ra and s.rb for a partition of one
+// edge type, which drawAhead and localChunkPlain then take from there
+// (chunkRange) where each read the indptr again; the first indptr entry
+// of a node of several types is only touched, its lines left in L1.
+func (s *Sampler) readChunkRanges(chunk []int64, parts []int32) {
 	var sink int64
 	for j, v := range chunk {
-		if vw := s.views[parts[j]]; vw != nil {
-			sink += vw.tptr[(v-vw.p.Lo)*int64(max(vw.etypes, 1))]
+		switch vw := s.views[parts[j]]; {
+		case vw == nil:
+		case vw.etypes <= 1:
+			l := v - vw.p.Lo
+			s.ra[j], s.rb[j] = vw.tptr[l], vw.tptr[l+1]
+		default:
+			sink += vw.tptr[(v-vw.p.Lo)*int64(vw.etypes)]
 		}
 	}
 	s.sink += sink
 }
 
+// chunkRange returns the in-edge range of type t of node j of the chunk
+// readChunkRanges read, local ID local of view vw.
+func (s *Sampler) chunkRange(j int, vw *view, local int64, t int) (int64, int64) {
+	if vw.etypes <= 1 {
+		return s.ra[j], s.rb[j]
+	}
+	return vw.rangeOf(local, t)
+}
+
 // drawAhead computes the uniform draws of the nodes of chunk served here
 // (parts[j] is the partition of chunk[j]) that excl does not name, for
 // their choices to take (nodeDraws.ahead), in the order those make them.
+// The chunk's ranges are readChunkRanges' of it.
 func (s *Sampler) drawAhead(chunk []int64, parts []int32, key Key, layer int, excl *exclusionSet) {
 	d := &s.draws
 	d.ahead.reset(key)
@@ -519,7 +539,7 @@ func (s *Sampler) drawAhead(chunk []int64, parts []int32, key Key, layer int, ex
 			continue
 		}
 		for t, f := range d.fanouts[layer] {
-			if a, b := vw.rangeOf(v-vw.p.Lo, t); drawnAhead(f) && d.drawsFor(b-a, f) {
+			if a, b := s.chunkRange(j, vw, v-vw.p.Lo, t); drawnAhead(f) && d.drawsFor(b-a, f) {
 				d.ahead.add(v, streamWord1(ForNeighbors, Lane(layer, t)), f)
 			}
 		}
