@@ -466,3 +466,44 @@ func TestExclusionSetMatchesMap(t *testing.T) {
 		}
 	}
 }
+
+// localChunkOneType, the loop for graphs of one edge type, draws what
+// localChunkPlain's loop over edge types draws: the same batches with it
+// and without, at fanouts that take ranges whole, choose from them or
+// take nothing (a per-type fanout of 0), with and without exclusions (whose nodes go through
+// localNode between the loop's), on one rank and on two asking each
+// other. (Without original edge IDs, which take the general loop, and
+// which checkBatch needs: the general loop's batches are checked against
+// the input by the kernel harness's test.)
+func TestOneTypeChunksMatchGeneral(t *testing.T) {
+	f := getFixture(t, false, 4)
+	excl := func(_ int64, seeds []int64) []Exclusion {
+		var xs []Exclusion
+		for i, v := range seeds {
+			if ids := f.In[0][f.Orig[v]]; len(ids) > 0 && i%2 == 0 {
+				xs = append(xs, Exclusion{Dst: v, EType: 0, EID: f.EdgeNewID(t, 0, ids[0])})
+			}
+		}
+		return xs
+	}
+	defer func(on bool) { oneTypeChunks = on }(oneTypeChunks)
+	et := f.Meta.EdgeTypes[0].String()
+	for _, o := range []Options{
+		{Fanouts: []int{3, 2}}, {Fanouts: []int{-1, 2}},
+		{Fanouts: []int{4, 1, 2}, EtypeFanouts: map[string][]int{et: {4, 0, 2}}},
+	} {
+		o.Seed = 5
+		fanouts := o.Fanouts
+		for _, p := range []int{1, 2} {
+			for _, ex := range []func(int64, []int64) []Exclusion{nil, excl} {
+				oneTypeChunks = true
+				got := sampleOn(t, f, p, o, ex)
+				oneTypeChunks = false
+				want := sampleOn(t, f, p, o, ex)
+				if len(got) != testBatches || !reflect.DeepEqual(got, want) {
+					t.Fatalf("fanouts %v P=%d exclusions %v: the one-type loop's %d batches differ from the general loop's %d", fanouts, p, ex != nil, len(got), len(want))
+				}
+			}
+		}
+	}
+}
