@@ -460,14 +460,8 @@ func (s *Sampler) localChunkPlain(c int, chunk []int64, parts []int32, key Key, 
 	for j, v := range chunk {
 		part := parts[j]
 		vw := s.views[part]
-		if vw == nil {
-			s.localAt[c+j] = -1
-			continue
-		}
-		if s.excl.of(v) != nil {
-			s.lpos, s.ltype = lpos, ltype
-			s.localNode(c+j, v, int(part), key, layer)
-			lpos, ltype = s.lpos, s.ltype
+		if vw == nil || s.excl.of(v) != nil {
+			lpos, ltype = s.notPlain(c+j, v, part, vw, key, layer, lpos, ltype)
 			continue
 		}
 		start := len(lpos)
@@ -493,6 +487,21 @@ func (s *Sampler) localChunkPlain(c int, chunk []int64, parts []int32, key Key, 
 	s.lpos, s.ltype = lpos, ltype
 }
 
+// notPlain settles frontier node i, v of partition part (view vw), which
+// a chunk's loop does not draw: not served here (vw nil: localAt -1), or
+// with exclusions (localNode draws it, after the loop's positions and
+// types, which it appends to, are handed over). It returns them as they
+// are after.
+func (s *Sampler) notPlain(i int, v int64, part int32, vw *view, key Key, layer int, lpos []int64, ltype []int16) ([]int64, []int16) {
+	if vw == nil {
+		s.localAt[i] = -1
+		return lpos, ltype
+	}
+	s.lpos, s.ltype = lpos, ltype
+	s.localNode(i, v, int(part), key, layer)
+	return s.lpos, s.ltype
+}
+
 // oneTypeChunks says whether localChunkPlain hands a graph of one edge
 // type to localChunkOneType (a variable for the test that compares the
 // two).
@@ -510,14 +519,8 @@ func (s *Sampler) localChunkOneType(c int, chunk []int64, parts []int32, key Key
 	for j, v := range chunk {
 		part := parts[j]
 		vw := s.views[part]
-		if vw == nil {
-			s.localAt[c+j] = -1
-			continue
-		}
-		if s.excl.of(v) != nil {
-			s.lpos, s.ltype = lpos, zeroTypes(s.ltype, len(lpos))
-			s.localNode(c+j, v, int(part), key, layer)
-			lpos = s.lpos
+		if vw == nil || s.excl.of(v) != nil {
+			lpos, s.ltype = s.notPlain(c+j, v, part, vw, key, layer, lpos, zeroTypes(s.ltype, len(lpos)))
 			continue
 		}
 		start := len(lpos)
