@@ -3,11 +3,11 @@ package sampler
 import (
 	"math/bits"
 	"sync"
-	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
 	"gnnrun/collective"
+	"gnnrun/internal/parallel"
 	"gnnrun/shard"
 )
 
@@ -148,17 +148,10 @@ func (t *edgeTable) fillParts(parts []*shard.Partition, workers int) {
 			pieces = append(pieces, piece{p, lo, min(lo+fillPiece, p.NumEdges())})
 		}
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range max(1, min(workers, len(pieces))) {
-		wg.Go(func() {
-			for i := next.Add(1) - 1; i < int64(len(pieces)); i = next.Add(1) - 1 {
-				g := pieces[i]
-				t.fill(g.p, g.lo, g.hi)
-			}
-		})
-	}
-	wg.Wait()
+	_ = parallel.Run(workers, len(pieces), func(_, i int) error {
+		t.fill(pieces[i].p, pieces[i].lo, pieces[i].hi)
+		return nil
+	})
 }
 
 // fillPiece is the entries a worker of fillParts writes at a time (a

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
 	"gnnrun/collective"
@@ -64,36 +63,6 @@ func TestChecksumPieces(t *testing.T) {
 		if st.Files != 1 || st.Bytes != int64(len(data)) || !st.Checksums {
 			t.Errorf("stats %+v, want 1 file of %d bytes", st, len(data))
 		}
-	}
-}
-
-// parallel returns the failure of the lowest task, whatever the timing,
-// and runs every task when none fails.
-func TestParallelLowestError(t *testing.T) {
-	for range 50 {
-		var mu sync.Mutex
-		ran := map[int]bool{}
-		err := parallel(4, 40, func(_, i int) error {
-			mu.Lock()
-			ran[i] = true
-			mu.Unlock()
-			if i == 9 || i == 21 || i == 30 {
-				return fmt.Errorf("task %d", i)
-			}
-			return nil
-		})
-		if err == nil || err.Error() != "task 9" {
-			t.Fatalf("got %v, want task 9's error", err)
-		}
-		for i := range 10 {
-			if !ran[i] {
-				t.Fatalf("task %d before the failure did not run", i)
-			}
-		}
-	}
-	n := 0
-	if err := parallel(3, 17, func(_, i int) error { n++; return nil }); err != nil || n == 0 {
-		t.Fatalf("err %v after %d tasks", err, n)
 	}
 }
 
