@@ -42,6 +42,32 @@ func (b Book) Range(p int) (lo, hi int64) { return b.Bounds[p], b.Bounds[p+1] }
 // Size returns how many IDs owner p holds.
 func (b Book) Size(p int) int64 { return b.Bounds[p+1] - b.Bounds[p] }
 
+// Owners puts the owner of ids[i] in owners[i] (as long as ids), by
+// Owner's search run in one loop, with nothing checked per ID but its
+// range. It returns the index of the first ID outside [Bounds[0],
+// Total), the owners before it filled, or -1 when there is none. A
+// sampler finds the partition of every frontier node this way: a call of
+// Owner per node checked each one's range three times and did not
+// inline.
+func (b Book) Owners(ids []int64, owners []int32) int {
+	bounds := b.Bounds
+	lo, span := bounds[0], uint64(b.Total()-bounds[0])
+	owners = owners[:len(ids)]
+	for i, id := range ids {
+		if uint64(id-lo) >= span {
+			return i
+		}
+		base, n := 0, len(bounds)-1
+		for n > 1 {
+			half := n >> 1
+			base += half & int((bounds[base+half]-id-1)>>63)
+			n -= half
+		}
+		owners[i] = int32(base)
+	}
+	return -1
+}
+
 // Owner returns the owner of id by binary search; it panics when id is
 // outside [0, Total), which is a bug in the caller, not bad input.
 func (b Book) Owner(id int64) int {

@@ -22,13 +22,28 @@ func ownerOld(b Book, id int64) int {
 func BenchmarkOwnerOld(b *testing.B) { benchOwner(b, ownerOld) }
 func BenchmarkOwner(b *testing.B)    { benchOwner(b, Book.Owner) }
 
-func benchOwner(b *testing.B, f func(Book, int64) int) {
+// BenchmarkOwners is BenchmarkOwner's IDs through Owners, 2^16 a call.
+func BenchmarkOwners(b *testing.B) {
+	bk, ids := ownerCase()
+	owners := make([]int32, len(ids))
+	b.ResetTimer()
+	for range b.N / len(ids) {
+		bk.Owners(ids, owners)
+	}
+}
+
+func ownerCase() (Book, []int64) {
 	bk := BookFromCounts([]int64{100000, 160000, 90000, 170000, 120000, 150000, 130000, 128576})
 	r := rand.New(rand.NewPCG(1, 2))
 	ids := make([]int64, 1<<16)
 	for i := range ids {
 		ids[i] = r.Int64N(bk.Total())
 	}
+	return bk, ids
+}
+
+func benchOwner(b *testing.B, f func(Book, int64) int) {
+	bk, ids := ownerCase()
 	b.ResetTimer()
 	s := 0
 	for i := range b.N {

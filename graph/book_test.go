@@ -34,6 +34,31 @@ func TestBookOwnerSearch(t *testing.T) {
 	}
 }
 
+// TestBookOwners checks Owners against sort.Search on the same book, and
+// that it stops at the first ID outside the range.
+func TestBookOwners(t *testing.T) {
+	b := Book{Bounds: []int64{3, 3, 5, 5, 9, 20, 20, 21, 21}}
+	var ids []int64
+	for id := int64(3); id < b.Total(); id++ {
+		ids = append(ids, id, 23-id)
+	}
+	owners := make([]int32, len(ids))
+	if at := b.Owners(ids, owners); at != -1 {
+		t.Fatalf("Owners stopped at %d (ID %d), inside the range", at, ids[at])
+	}
+	for i, id := range ids {
+		want := sort.Search(len(b.Bounds), func(i int) bool { return b.Bounds[i] > id }) - 1
+		if int(owners[i]) != want {
+			t.Errorf("Owners: ID %d owned by %d, want %d", id, owners[i], want)
+		}
+	}
+	for _, bad := range []int64{2, 21, -1, 1 << 62, -1 << 63} {
+		if at := b.Owners([]int64{4, 20, bad, 5}, owners); at != 2 {
+			t.Errorf("Owners with ID %d third: stopped at %d, want 2", bad, at)
+		}
+	}
+}
+
 func TestMetaOffsetsAndTypes(t *testing.T) {
 	m := Meta{Name: "g", NodeTypes: []string{"a", "b"}, NumNodes: []int64{5, 7},
 		EdgeTypes: []EdgeType{{"a", "r", "b"}}, NumEdges: []int64{3}}

@@ -401,12 +401,8 @@ const wholeMarks = 1 << 24
 // partsOf puts the partition of each node of nodes in parts, or fails on a
 // node outside the graph.
 func (s *Sampler) partsOf(nodes []int64, parts []int32) error {
-	book := s.served.Book
-	for j, v := range nodes {
-		if v < 0 || v >= book.NumNodes() {
-			return fmt.Errorf("sampler: node %d outside the graph's [0, %d)", v, book.NumNodes())
-		}
-		parts[j] = int32(book.Part(v))
+	if err := s.served.Book.Parts(nodes, parts); err != nil {
+		return fmt.Errorf("sampler: %w", err)
 	}
 	return nil
 }

@@ -82,6 +82,15 @@ func (b *Book) Part(id int64) int {
 	return b.partNodes.Owner(id)
 }
 
+// Parts puts the partition of node ids[i] in parts[i] (as long as ids),
+// or fails on a node outside the graph.
+func (b *Book) Parts(ids []int64, parts []int32) error {
+	if i := b.partNodes.Owners(ids, parts); i >= 0 {
+		return fmt.Errorf("node %d outside the graph's [0, %d)", ids[i], b.NumNodes())
+	}
+	return nil
+}
+
 // Locate returns the partition of node id and its local ID there.
 func (b *Book) Locate(id int64) (part int, local int64) {
 	p := b.Part(id)
