@@ -65,7 +65,7 @@ func buildBlock(dst []int64, counts []int32, e *edgeList, nb *numbering, orig bo
 		return nil, fmt.Errorf("sampler: node %d appears twice among a block's destinations", dst[twice])
 	}
 	// A copy of the nodes numbered, not the scratch: a block's sources
-	// repeat (about one entry in five is a new node on R-MAT), and an
+	// repeat (two source entries in five are new nodes on R-MAT 20), and an
 	// array with room for every entry took several times the memory, zeroed
 	// at every block.
 	b.Nodes = slices.Clone(nodes)
