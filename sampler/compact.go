@@ -133,20 +133,21 @@ func (d *denseMarks) number(dst, src []int64, idx []int32, nodes []int64) ([]int
 	}
 	// The sources' marks first, in a loop of independent loads and little
 	// else, which the CPU keeps many of in flight (the marks are larger
-	// than its L2 cache): read in the numbering's loop, with a random read
-	// of num and three stores an entry, fewer fitted its window. R-MAT 20,
-	// one rank, two sets of 8 alternated pairs: medians 0.507 and 0.521 of
-	// bench/sample's limit against 0.467 and 0.490.
+	// than its L2 cache). Read inside the numbering's loop, beside its
+	// random read of num and three stores an entry, fewer fitted the CPU's
+	// window: R-MAT 20, one rank, two sets of 8 alternated pairs, medians
+	// 0.507 and 0.521 of bench/sample's limit this way against 0.467 and
+	// 0.490.
 	firsts := grow32(d.srcMarks, len(src))
 	d.srcMarks = firsts
 	for k, v := range src {
 		firsts[k] = int32(mark[v-lo])
 	}
-	// Without branches on what the marks hold (a node is new to the block
-	// two source entries in five on R-MAT 20, too often for the CPU to guess): every
-	// entry writes its node at the end of nodes, which only a first
-	// appearance moves past, and the number it would have as one, which
-	// only a first appearance's later entries read.
+	// Without branches on what the marks hold (two source entries in five
+	// are a node new to the block on R-MAT 20, too often for the CPU to
+	// guess): every entry writes its node at the end of nodes, which only a
+	// first appearance moves past, and the number it would have as one,
+	// which only a first appearance's later entries read.
 	n := len(nodes)
 	nodes = slices.Grow(nodes, len(src))[:n+len(src)]
 	idx, numSrc := idx[:len(src)], num[nd:nd+len(src)]
