@@ -32,7 +32,7 @@ func TestRunLowestError(t *testing.T) {
 		}
 	}
 	var n atomic.Int64
-	if err := Run(3, 17, func(_, i int) error { n.Add(1); return nil }); err != nil || n.Load() == 0 {
+	if err := Run(3, 17, func(_, i int) error { n.Add(1); return nil }); err != nil || n.Load() != 17 {
 		t.Fatalf("err %v after %d tasks", err, n.Load())
 	}
 }
