@@ -138,10 +138,10 @@ func (d *denseMarks) number(dst, src []int64, idx []int32, nodes []int64) ([]int
 	// window: R-MAT 20, one rank, two sets of 8 alternated pairs, medians
 	// 0.507 and 0.521 of bench/sample's limit this way against 0.467 and
 	// 0.490.
-	firsts := grow32(d.srcMarks, len(src))
-	d.srcMarks = firsts
+	srcMarks := grow32(d.srcMarks, len(src))
+	d.srcMarks = srcMarks
 	for k, v := range src {
-		firsts[k] = int32(mark[v-lo])
+		srcMarks[k] = int32(mark[v-lo])
 	}
 	// Without branches on what the marks hold (two source entries in five
 	// are a node new to the block on R-MAT 20, too often for the CPU to
@@ -153,7 +153,7 @@ func (d *denseMarks) number(dst, src []int64, idx []int32, nodes []int64) ([]int
 	idx, numSrc := idx[:len(src)], num[nd:nd+len(src)]
 	for k, v := range src {
 		e := uint32(nd + k)
-		f := uint32(firsts[k])
+		f := uint32(srcMarks[k])
 		numSrc[k] = int32(n)
 		nodes[n] = v
 		n += int((e ^ f - 1) >> 31) // 1 when f == e (entries are below 2^31)
