@@ -319,10 +319,22 @@ func (a *alltoallDraws) unpack(got [][]int64, out *edgeList, counts []int32) ([]
 			}
 		}
 	}
-	for _, r := range a.order {
+	// The nodes asked of one rank that follow each other in the frontier
+	// are copied as one run: at 2 ranks, every remote node of a layer.
+	for i := 0; i < len(a.order); {
+		r := a.order[i]
 		c := &cur[r]
-		n := int(c.count[0])
-		c.count = c.count[1:]
+		j := i + 1
+		for j < len(a.order) && a.order[j] == r {
+			j++
+		}
+		n := 0
+		for _, x := range c.count[:j-i] {
+			n += int(x)
+			counts = append(counts, int32(x))
+		}
+		c.count = c.count[j-i:]
+		i = j
 		lo, hi := c.at, c.at+n
 		if eids := c.runs[runEID]; eids != nil {
 			out.src = append(out.src, c.runs[runSrc][lo:hi]...)
@@ -341,7 +353,6 @@ func (a *alltoallDraws) unpack(got [][]int64, out *edgeList, counts []int32) ([]
 			out.orig = append(out.orig, orig[lo:hi]...)
 		}
 		c.at = hi
-		counts = append(counts, int32(n))
 	}
 	return counts, nil
 }

@@ -681,16 +681,24 @@ func (s *Sampler) mergeInOrder(frontier []int64) {
 	if s.o.OrigEIDs {
 		all.orig = make([]int64, n)
 	}
+	// A run of frontier nodes drawn here, or of nodes drawn elsewhere, is
+	// one run of edges in s.local or s.far, copied in one go.
 	k, f, farAt := 0, 0, 0
-	for i := range frontier {
-		from, at := &s.local, int(s.localAt[i])
-		c := int(s.counts[i])
-		if at < 0 {
+	for i := 0; i < len(frontier); {
+		from, at, c, j := &s.local, int(s.localAt[i]), 0, i
+		if at >= 0 {
+			for ; j < len(frontier) && s.localAt[j] >= 0; j++ {
+				c += int(s.counts[j])
+			}
+		} else {
 			from, at = &s.far, farAt
-			c = int(s.farCount[f])
-			f++
+			for ; j < len(frontier) && s.localAt[j] < 0; j++ {
+				n := int(s.farCount[f])
+				f++
+				s.counts[j] = int32(n)
+				c += n
+			}
 			farAt += c
-			s.counts[i] = int32(c)
 		}
 		copy(all.src[k:k+c], from.src[at:at+c])
 		copy(all.eid[k:k+c], from.eid[at:at+c])
@@ -699,6 +707,7 @@ func (s *Sampler) mergeInOrder(frontier []int64) {
 			copy(all.orig[k:k+c], from.orig[at:at+c])
 		}
 		k += c
+		i = j
 	}
 }
 
