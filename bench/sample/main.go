@@ -10,7 +10,10 @@
 // ranges as were sampled (the memory system's random-access rate) — and the
 // share of frontier nodes sampled remotely with each transport's cost per
 // remote frontier node. The one-rank reference runs on each core the
-// multi-rank runs use: the cores of a VM can differ in speed.
+// multi-rank runs use: the cores of a VM can differ in speed. Every
+// configuration of a graph runs once a round, -repeat rounds (3 by
+// default): a row is a configuration's median run, and its ratios to the
+// one-rank runs are medians over the rounds of runs seconds apart.
 //
 // Usage (from the repository root; it runs mpirun itself):
 //
@@ -23,6 +26,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -45,6 +49,7 @@ func main() {
 	flag.StringVar(&o.fanouts, "fanouts", "15,10,5", "fanouts, the hop nearest the seeds first")
 	flag.IntVar(&o.batch, "batch-size", 1024, "seeds per batch")
 	flag.IntVar(&o.batches, "batches", 32, "batches each rank samples per configuration")
+	flag.IntVar(&o.repeat, "repeat", 3, "runs of each configuration, in rounds (every configuration of a graph once a round); a row is its median run")
 	flag.IntVar(&o.samplers, "samplers", 1, "samplers side by side per rank, each on its own communicator, taking the batches in turn (the loader's --sample-workers)")
 	flag.StringVar(&o.dir, "dir", "bench/results/tmp/sample", "work directory for graphs and partitions")
 	flag.StringVar(&o.out, "out", "bench/results/sample", "results prefix (.json, .md, .svg)")
@@ -82,7 +87,7 @@ func main() {
 
 type driverOptions struct {
 	scales, ranks, dir, out, fanouts, balance, tasks, real string
-	parts, batch, batches, samplers                        int
+	parts, batch, batches, samplers, repeat                int
 }
 
 // realDefault is the largest real graph of the shared data (SNAP's
@@ -107,7 +112,24 @@ type result struct {
 	// as many cores); Cores is the machine's.
 	Core  int `json:"core"`
 	Cores int `json:"cores,omitempty"`
+	// Rates is the sampled edges/s per rank of each of the
+	// configuration's runs, in the order of the rounds; workerResult is
+	// the median run's (the lower of the two middle ones of an even
+	// count). Runs before the field was recorded ran once.
+	Rates []float64 `json:"rates,omitempty"`
 	workerResult
+}
+
+// median sets r.Rates to the rates of runs (one a round) and r's
+// measurement to their median run.
+func (r *result) median(runs []workerResult) {
+	r.Rates = nil
+	for _, w := range runs {
+		r.Rates = append(r.Rates, w.edgesPerRank())
+	}
+	sorted := slices.Clone(runs)
+	slices.SortFunc(sorted, func(a, b workerResult) int { return cmp.Compare(a.edgesPerRank(), b.edgesPerRank()) })
+	r.workerResult = sorted[(len(sorted)-1)/2]
 }
 
 func runDriver(o driverOptions) error {
@@ -137,10 +159,13 @@ func runDriver(o driverOptions) error {
 			cores = append(cores, c)
 		}
 	}
+	if o.repeat < 1 {
+		return fmt.Errorf("-repeat %d: at least 1", o.repeat)
+	}
 	var results []result
 	// run measures one configuration: np ranks as mpirun places them (rank
 	// r on core r), or one rank bound to core (core >= 0).
-	run := func(r result, parts, mask string) error {
+	run := func(r result, parts, mask string) (workerResult, error) {
 		args := []string{self, "-worker", "-parts-dir", parts, "-transport", r.Transport, "-task", r.Task, "-mask", mask,
 			"-fanouts", o.fanouts, "-batch-size", fmt.Sprint(o.batch), "-batches", fmt.Sprint(o.batches), "-samplers", fmt.Sprint(o.samplers),
 			fmt.Sprintf("-host-graph=%v", r.HostGraph)}
@@ -152,17 +177,23 @@ func runDriver(o driverOptions) error {
 			out, err = driver.Output(r.Ranks, args...)
 		}
 		if err != nil {
-			return err
+			return workerResult{}, err
 		}
-		if err := json.Unmarshal(lastLine(out), &r.workerResult); err != nil {
-			return fmt.Errorf("%s %s P=%d %s: worker output: %v\n%s", r.graphName(), r.Task, r.Ranks, r.way(), err, out)
+		var w workerResult
+		if err := json.Unmarshal(lastLine(out), &w); err != nil {
+			return w, fmt.Errorf("%s %s P=%d %s: worker output: %v\n%s", r.graphName(), r.Task, r.Ranks, r.way(), err, out)
 		}
+		r.workerResult = w
 		fmt.Fprintf(os.Stderr, "%s %s P=%d%s %s: %.3g edges/s per rank (limit %.3g), remote %.1f%%\n",
 			r.graphName(), r.Task, r.Ranks, r.onCore(), r.way(), r.edgesPerRank(), r.limitPerRank(), 100*r.remoteShare())
-		results = append(results, r)
-		return save(o.out, results) // what is measured survives a later failure
+		return w, nil
 	}
+	// measure runs every configuration of a graph once a round, o.repeat
+	// rounds, so that a slower spell of the machine falls on every
+	// configuration alike rather than on one; the results so far are
+	// saved after each run (what is measured survives a later failure).
 	measure := func(graph string, sc int, parts, mask string) error {
+		var configs []result
 		for _, task := range tasks {
 			for _, np := range ranks {
 				// Each transport with every other rank's partitions remote,
@@ -182,13 +213,34 @@ func runDriver(o driverOptions) error {
 						runs = cores
 					}
 					for _, core := range runs {
-						r := result{Scale: sc, Graph: graph, Task: task, Ranks: np, Transport: tr, HostGraph: way.host, Balance: o.balance, Core: core, Cores: runtime.NumCPU()}
-						if err := run(r, parts, mask); err != nil {
-							return err
-						}
+						configs = append(configs, result{Scale: sc, Graph: graph, Task: task, Ranks: np, Transport: tr, HostGraph: way.host, Balance: o.balance, Core: core, Cores: runtime.NumCPU()})
 					}
 				}
 			}
+		}
+		runs := make([][]workerResult, len(configs))
+		for range o.repeat {
+			for i, r := range configs {
+				w, err := run(r, parts, mask)
+				if err != nil {
+					return err
+				}
+				runs[i] = append(runs[i], w)
+				var done []result
+				for j, rj := range configs {
+					if len(runs[j]) > 0 {
+						rj.median(runs[j])
+						done = append(done, rj)
+					}
+				}
+				if err := save(o.out, append(slices.Clone(results), done...)); err != nil {
+					return err
+				}
+			}
+		}
+		for i, r := range configs {
+			r.median(runs[i])
+			results = append(results, r)
 		}
 		return nil
 	}

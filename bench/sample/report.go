@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -18,15 +19,15 @@ import (
 func render(out string, results []result) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Neighbour sampling (bench/sample)\n\n")
-	fmt.Fprintf(&b, "R-MAT (`gnnrun gen`, edge factor 16; seeds: its training nodes) and the largest real graph of the shared data (SNAP's soc-Slashdot0902, 82,168 nodes, 948,464 arcs as listed; seeds: every node) in K = 4 partitions (`gnnrun partition --balance %s`), fanouts 15,10,5, batches of 1024 seeds (node task) or 1024 positive edges with 4 uniform negatives each and their reverse edges excluded (link task), %d timed batches per rank after 2 untimed ones. *limit*: a plain loop reading, for the same local destination nodes, their indptr entries and as many random entries of their indices ranges as were drawn, turn by turn with the timed batches: each round of %d batches' nodes read after the next round's batches (so a slower spell of the machine weighs on both rates alike, and the caches hold neither round for the other); *limit with edge IDs*: the same loop also reading the edge_ids entry at each position, which a sampler that returns edge IDs must read too. *alltoall* and *rma* rows sample every other rank's nodes through that transport; *alltoall, host graph* rows sample the partitions of the host's other ranks as the rank's own (gnnrun's default, `--host-graph`; these ranks share one host, so nothing is remote), their limit loop reading those partitions too. Rates per rank are means over ranks; µs per node are summed seconds over summed nodes; *of 1 rank* is the rate per rank over the one-rank rate of the same graph and task on core 0 (where mpirun binds a lone rank); the one-rank run is repeated on each core the other runs use, and *of its cores* is a run's rate summed over its ranks over the sum of the one-rank rates on the cores its ranks run on (rank r on core r; 4 ranks share 2 cores): the same figure where the cores are alike, and the fair one where they are not (a VM's vCPUs can differ in speed, as the one-rank rows of each core show).\n\n", balanceOf(results), results[0].Batches, limitRound)
-	b.WriteString("| graph | task | ranks | transport | edges/s per rank | of 1 rank | of its cores | limit reads/s per rank | sampler / limit | limit with edge IDs | sampler / it | remote share | µs per local node | µs per remote node | batches/s per rank | exchanged MB per batch per rank |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
-	one := map[string]map[int]float64{}
+	fmt.Fprintf(&b, "R-MAT (`gnnrun gen`, edge factor 16; seeds: its training nodes) and the largest real graph of the shared data (SNAP's soc-Slashdot0902, 82,168 nodes, 948,464 arcs as listed; seeds: every node) in K = 4 partitions (`gnnrun partition --balance %s`), fanouts 15,10,5, batches of 1024 seeds (node task) or 1024 positive edges with 4 uniform negatives each and their reverse edges excluded (link task), %d timed batches per rank after 2 untimed ones, in each of %s of every configuration (every configuration of a graph once a round: a slower spell of the machine falls on all of them alike); a row is its median run, by edges/s per rank, and *range* the lowest and highest edges/s per rank of its runs, *of 1 rank* and *of its cores* compare runs of the same round, seconds apart, and give the median over the rounds. *limit*: a plain loop reading, for the same local destination nodes, their indptr entries and as many random entries of their indices ranges as were drawn, turn by turn with the timed batches: each round of %d batches' nodes read after the next round's batches (so a slower spell of the machine weighs on both rates alike, and the caches hold neither round for the other); *limit with edge IDs*: the same loop also reading the edge_ids entry at each position, which a sampler that returns edge IDs must read too. *alltoall* and *rma* rows sample every other rank's nodes through that transport; *alltoall, host graph* rows sample the partitions of the host's other ranks as the rank's own (gnnrun's default, `--host-graph`; these ranks share one host, so nothing is remote), their limit loop reading those partitions too. Rates per rank are means over ranks; µs per node are summed seconds over summed nodes; *of 1 rank* is the rate per rank over the one-rank rate of the same graph and task on core 0 (where mpirun binds a lone rank); the one-rank run is repeated on each core the other runs use, and *of its cores* is a run's rate summed over its ranks over the sum of the one-rank rates on the cores its ranks run on (rank r on core r; 4 ranks share 2 cores): the same figure where the cores are alike, and the fair one where they are not (a VM's vCPUs can differ in speed, as the one-rank rows of each core show).\n\n", balanceOf(results), results[0].Batches, runsOf(results), limitRound)
+	b.WriteString("| graph | task | ranks | transport | edges/s per rank | range | of 1 rank | of its cores | limit reads/s per rank | sampler / limit | limit with edge IDs | sampler / it | remote share | µs per local node | µs per remote node | batches/s per rank | exchanged MB per batch per rank |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	one := map[string]map[int]result{}
 	for _, r := range results {
 		if r.Ranks == 1 {
 			if one[r.series()] == nil {
-				one[r.series()] = map[int]float64{}
+				one[r.series()] = map[int]result{}
 			}
-			one[r.series()][r.Core] = r.edgesPerRank()
+			one[r.series()][r.Core] = r
 		}
 	}
 	for _, r := range results {
@@ -38,14 +39,40 @@ func render(out string, results []result) error {
 		if f := r.ofCores(one); f > 0 {
 			ofCores = fmt.Sprintf("%.2f", f)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d%s | %s | %.3g | %.2f | %s | %.3g | %.2f | %.3g | %.2f | %.1f%% | %.2f | %.2f | %.2f | %.2f |\n", r.graphName(), r.task(), r.Ranks, r.onCore(), r.way(),
-			r.edgesPerRank(), r.edgesPerRank()/one[r.series()][0], ofCores, r.limitPerRank(), r.edgesPerRank()/r.limitPerRank(), r.limitEIDPerRank(), r.edgesPerRank()/r.limitEIDPerRank(), 100*r.remoteShare(),
+		fmt.Fprintf(&b, "| %s | %s | %d%s | %s | %.3g | %s | %.2f | %s | %.3g | %.2f | %.3g | %.2f | %.1f%% | %.2f | %.2f | %.2f | %.2f |\n", r.graphName(), r.task(), r.Ranks, r.onCore(), r.way(),
+			r.edgesPerRank(), r.rateRange(), r.ofOne(one), ofCores, r.limitPerRank(), r.edgesPerRank()/r.limitPerRank(), r.limitEIDPerRank(), r.edgesPerRank()/r.limitEIDPerRank(), 100*r.remoteShare(),
 			perNode(r.LocalSecs, r.LocalNodes), perNode(r.RemoteSecs, r.RemoteNodes), r.batchesPerRank(), float64(bytes)/1e6/float64(r.Ranks*r.Batches))
 	}
 	if err := os.WriteFile(out+".md", []byte(b.String()), 0o644); err != nil {
 		return err
 	}
 	return plotRates(out+".svg", results)
+}
+
+// rateRange gives the lowest and highest edges/s per rank of the
+// result's runs ("–" for a result of one run).
+func (r result) rateRange() string {
+	if len(r.Rates) < 2 {
+		return "–"
+	}
+	return fmt.Sprintf("%.3g–%.3g", slices.Min(r.Rates), slices.Max(r.Rates))
+}
+
+// runsOf says how many runs of each configuration the results hold: "one
+// run", "3 runs", or a range where they differ.
+func runsOf(results []result) string {
+	lo, hi := len(results[0].Rates), len(results[0].Rates)
+	for _, r := range results {
+		lo, hi = min(lo, len(r.Rates)), max(hi, len(r.Rates))
+	}
+	lo, hi = max(lo, 1), max(hi, 1)
+	switch {
+	case lo != hi:
+		return fmt.Sprintf("%d to %d runs", lo, hi)
+	case lo == 1:
+		return "one run"
+	}
+	return fmt.Sprintf("%d runs", lo)
 }
 
 // way names how the result's remote nodes were sampled: the transport,
@@ -85,22 +112,62 @@ func (r result) onCore() string {
 // ofCores returns the run's edges/s over all its ranks over the sum of
 // the one-rank rates (one, per series and core) on the cores its ranks
 // run on, or 0 where one of them was not measured (or the run is older
-// than the record of the cores): with cores of equal
-// speed, the rate per rank over the one-rank rate.
-func (r result) ofCores(one map[string]map[int]float64) float64 {
+// than the record of the cores): with cores of equal speed, the rate per
+// rank over the one-rank rate. Where each was measured in the same rounds,
+// it is the median over the rounds of each round's figure, the runs
+// compared seconds apart.
+func (r result) ofCores(one map[string]map[int]result) float64 {
 	if r.Cores == 0 {
 		return 0 // a run from before the cores were recorded
 	}
-	n := min(r.Ranks, r.Cores)
-	var sum float64
-	for c := range n {
-		rate, ok := one[r.series()][c]
+	var refs []result
+	for c := range min(r.Ranks, r.Cores) {
+		ref, ok := one[r.series()][c]
 		if !ok {
 			return 0
 		}
-		sum += rate
+		refs = append(refs, ref)
 	}
-	return r.edgesPerRank() * float64(r.Ranks) / sum
+	return r.against(refs, float64(r.Ranks))
+}
+
+// ofOne returns the run's edges/s per rank over the one-rank rate on core
+// 0 (0 where that was not measured), by rounds as ofCores.
+func (r result) ofOne(one map[string]map[int]result) float64 {
+	ref, ok := one[r.series()][0]
+	if !ok {
+		return 0
+	}
+	return r.against([]result{ref}, 1)
+}
+
+// against returns the median over rounds of weight times r's rate over
+// the sum of refs' rates in the same round; or, where one of them was not
+// run in as many rounds, the same of their median runs.
+func (r result) against(refs []result, weight float64) float64 {
+	rounds := len(r.Rates)
+	for _, ref := range refs {
+		if len(ref.Rates) != rounds {
+			rounds = 0
+		}
+	}
+	if rounds == 0 {
+		var sum float64
+		for _, ref := range refs {
+			sum += ref.edgesPerRank()
+		}
+		return weight * r.edgesPerRank() / sum
+	}
+	ratios := make([]float64, rounds)
+	for i := range ratios {
+		var sum float64
+		for _, ref := range refs {
+			sum += ref.Rates[i]
+		}
+		ratios[i] = weight * r.Rates[i] / sum
+	}
+	slices.Sort(ratios)
+	return ratios[(rounds-1)/2]
 }
 
 // series names the result's graph and task.
