@@ -117,15 +117,21 @@ type result struct {
 	// the median run's (the lower of the two middle ones of an even
 	// count). Runs before the field was recorded ran once.
 	Rates []float64 `json:"rates,omitempty"`
+	// Limits and LimitsEID are the limit loops' reads/s per rank of the
+	// same runs.
+	Limits    []float64 `json:"limits,omitempty"`
+	LimitsEID []float64 `json:"limits_eid,omitempty"`
 	workerResult
 }
 
-// median sets r.Rates to the rates of runs (one a round) and r's
-// measurement to their median run.
+// median sets r.Rates, r.Limits and r.LimitsEID to the rates of runs (one
+// a round) and r's measurement to their median run.
 func (r *result) median(runs []workerResult) {
-	r.Rates = nil
+	r.Rates, r.Limits, r.LimitsEID = nil, nil, nil
 	for _, w := range runs {
 		r.Rates = append(r.Rates, w.edgesPerRank())
+		r.Limits = append(r.Limits, w.limitPerRank())
+		r.LimitsEID = append(r.LimitsEID, w.limitEIDPerRank())
 	}
 	sorted := slices.Clone(runs)
 	slices.SortFunc(sorted, func(a, b workerResult) int { return cmp.Compare(a.edgesPerRank(), b.edgesPerRank()) })

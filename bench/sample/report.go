@@ -19,7 +19,7 @@ import (
 func render(out string, results []result) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Neighbour sampling (bench/sample)\n\n")
-	fmt.Fprintf(&b, "R-MAT (`gnnrun gen`, edge factor 16; seeds: its training nodes) and the largest real graph of the shared data (SNAP's soc-Slashdot0902, 82,168 nodes, 948,464 arcs as listed; seeds: every node) in K = 4 partitions (`gnnrun partition --balance %s`), fanouts 15,10,5, batches of 1024 seeds (node task) or 1024 positive edges with 4 uniform negatives each and their reverse edges excluded (link task), %d timed batches per rank after 2 untimed ones, in each of %s of every configuration (every configuration of a graph once a round: a slower spell of the machine falls on all of them alike); a row is its median run, by edges/s per rank, and *range* the lowest and highest edges/s per rank of its runs, *of 1 rank* and *of its cores* compare runs of the same round, seconds apart, and give the median over the rounds. *limit*: a plain loop reading, for the same local destination nodes, their indptr entries and as many random entries of their indices ranges as were drawn, turn by turn with the timed batches: each round of %d batches' nodes read after the next round's batches (so a slower spell of the machine weighs on both rates alike, and the caches hold neither round for the other); *limit with edge IDs*: the same loop also reading the edge_ids entry at each position, which a sampler that returns edge IDs must read too. *alltoall* and *rma* rows sample every other rank's nodes through that transport; *alltoall, host graph* rows sample the partitions of the host's other ranks as the rank's own (gnnrun's default, `--host-graph`; these ranks share one host, so nothing is remote), their limit loop reading those partitions too. Rates per rank are means over ranks; µs per node are summed seconds over summed nodes; *of 1 rank* is the rate per rank over the one-rank rate of the same graph and task on core 0 (where mpirun binds a lone rank); the one-rank run is repeated on each core the other runs use, and *of its cores* is a run's rate summed over its ranks over the sum of the one-rank rates on the cores its ranks run on (rank r on core r; 4 ranks share 2 cores): the same figure where the cores are alike, and the fair one where they are not (a VM's vCPUs can differ in speed, as the one-rank rows of each core show).\n\n", balanceOf(results), results[0].Batches, runsOf(results), limitRound)
+	fmt.Fprintf(&b, "R-MAT (`gnnrun gen`, edge factor 16; seeds: its training nodes) and the largest real graph of the shared data (SNAP's soc-Slashdot0902, 82,168 nodes, 948,464 arcs as listed; seeds: every node) in K = 4 partitions (`gnnrun partition --balance %s`), fanouts 15,10,5, batches of 1024 seeds (node task) or 1024 positive edges with 4 uniform negatives each and their reverse edges excluded (link task), %d timed batches per rank after 2 untimed ones, in each of %s of every configuration (every configuration of a graph once a round: a slower spell of the machine falls on all of them alike); a row is its median run, by edges/s per rank, and *range* the lowest and highest edges/s per rank of its runs, *of 1 rank* and *of its cores* compare runs of the same round, seconds apart, and give the median over the rounds; *sampler / limit* and *sampler / it* are the medians over the runs of each run's ratio; *limit reads/s* is the median run's. *limit*: a plain loop reading, for the same local destination nodes, their indptr entries and as many random entries of their indices ranges as were drawn, turn by turn with the timed batches: each round of %d batches' nodes read after the next round's batches (so a slower spell of the machine weighs on both rates alike, and the caches hold neither round for the other); *limit with edge IDs*: the same loop also reading the edge_ids entry at each position, which a sampler that returns edge IDs must read too. *alltoall* and *rma* rows sample every other rank's nodes through that transport; *alltoall, host graph* rows sample the partitions of the host's other ranks as the rank's own (gnnrun's default, `--host-graph`; these ranks share one host, so nothing is remote), their limit loop reading those partitions too. Rates per rank are means over ranks; µs per node are summed seconds over summed nodes; *of 1 rank* is the rate per rank over the one-rank rate of the same graph and task on core 0 (where mpirun binds a lone rank); the one-rank run is repeated on each core the other runs use, and *of its cores* is a run's rate summed over its ranks over the sum of the one-rank rates on the cores its ranks run on (rank r on core r; 4 ranks share 2 cores): the same figure where the cores are alike, and the fair one where they are not (a VM's vCPUs can differ in speed, as the one-rank rows of each core show).\n\n", balanceOf(results), results[0].Batches, runsOf(results), limitRound)
 	b.WriteString("| graph | task | ranks | transport | edges/s per rank | range | of 1 rank | of its cores | limit reads/s per rank | sampler / limit | limit with edge IDs | sampler / it | remote share | µs per local node | µs per remote node | batches/s per rank | exchanged MB per batch per rank |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	one := map[string]map[int]result{}
 	for _, r := range results {
@@ -40,7 +40,7 @@ func render(out string, results []result) error {
 			ofCores = fmt.Sprintf("%.2f", f)
 		}
 		fmt.Fprintf(&b, "| %s | %s | %d%s | %s | %.3g | %s | %.2f | %s | %.3g | %.2f | %.3g | %.2f | %.1f%% | %.2f | %.2f | %.2f | %.2f |\n", r.graphName(), r.task(), r.Ranks, r.onCore(), r.way(),
-			r.edgesPerRank(), r.rateRange(), r.ofOne(one), ofCores, r.limitPerRank(), r.edgesPerRank()/r.limitPerRank(), r.limitEIDPerRank(), r.edgesPerRank()/r.limitEIDPerRank(), 100*r.remoteShare(),
+			r.edgesPerRank(), r.rateRange(), r.ofOne(one), ofCores, r.limitPerRank(), r.ofLimit(r.Limits, r.limitPerRank()), r.limitEIDPerRank(), r.ofLimit(r.LimitsEID, r.limitEIDPerRank()), 100*r.remoteShare(),
 			perNode(r.LocalSecs, r.LocalNodes), perNode(r.RemoteSecs, r.RemoteNodes), r.batchesPerRank(), float64(bytes)/1e6/float64(r.Ranks*r.Batches))
 	}
 	if err := os.WriteFile(out+".md", []byte(b.String()), 0o644); err != nil {
@@ -56,6 +56,28 @@ func (r result) rateRange() string {
 		return "–"
 	}
 	return fmt.Sprintf("%.3g–%.3g", slices.Min(r.Rates), slices.Max(r.Rates))
+}
+
+// ofLimit returns the median over the result's runs of each one's
+// edges/s per rank over its limit loop's reads/s (limits, as many as the
+// runs), or the median run's rate over limit where they were not
+// recorded.
+func (r result) ofLimit(limits []float64, limit float64) float64 {
+	if len(limits) == 0 || len(limits) != len(r.Rates) {
+		return r.edgesPerRank() / limit
+	}
+	ratios := make([]float64, len(limits))
+	for i, l := range limits {
+		ratios[i] = r.Rates[i] / l
+	}
+	return medianOf(ratios)
+}
+
+// medianOf returns the median of x (the lower of the two middle values
+// of an even count); x is sorted in place.
+func medianOf(x []float64) float64 {
+	slices.Sort(x)
+	return x[(len(x)-1)/2]
 }
 
 // runsOf says how many runs of each configuration the results hold: "one
@@ -166,8 +188,7 @@ func (r result) against(refs []result, weight float64) float64 {
 		}
 		ratios[i] = weight * r.Rates[i] / sum
 	}
-	slices.Sort(ratios)
-	return ratios[(rounds-1)/2]
+	return medianOf(ratios)
 }
 
 // series names the result's graph and task.
