@@ -9,29 +9,28 @@
 #include "mpi_c.h"
 
 // Waiting. MPI libraries wait by polling: a rank blocked in a collective
-// keeps a core busy until its partners arrive. gnnrun's pipeline has
-// several threads per rank in exchanges on their own communicators (the
-// sampler's workers, the feature gather, the scheduler), most of them
-// waiting at any moment, and ranks may share cores; polling without end,
-// they starve the threads with work (gnnrun loader, 2 ranks on 2 cores,
-// scale 16, batches of 512: 52 batches/s per rank polling, 310-370 with
-// naps, when this was first measured). So every collective is started
-// nonblocking and completed by settle: it polls, giving the core up
-// between polls (sched_yield: another thread or rank with work on the core
-// runs, and with none the poll goes on at once), for spin_ns, then naps
-// between polls, from 2 us doubling to 128 us, so that a rank left waiting
-// long (for a slow peer, a trainer, a rank writing files) leaves its core
-// idle. Naps alone, after 250 us of plain polling, slowed the exchanges of
-// ranks that meet every few milliseconds: a nap lasts far longer than asked
-// (on the 2-core VM, 86 us for 2 us, 221 us for 128 us: the kernel's
-// timer slack of 50 us, and the wake-up), and one that runs past the
-// partner's arrival holds up both (bench/sample -worker, R-MAT 20, ranks asking each other
-// over alltoall, rank 0's sampled edges/s, alternated runs: 2 ranks on 2
-// cores, 7.4-8.0 M napping against 7.8-10.6 M yielding, 6 pairs; 4 ranks,
-// 3.1-3.3 M against 3.4-3.5 M, 3 pairs; gnnrun loader at 2 ranks,
-// unchanged, 43-51 ms a batch against 39-46, 4 pairs). GNNRUN_MPI_SPIN_US
-// sets the polling time; -1 polls without end (MPI_Waitall), for ranks with
-// dedicated cores.
+// keeps a core busy until its partners arrive. gnnrun's pipeline has several
+// threads per rank in exchanges on their own communicators (the sampler's
+// workers, the feature gather, the scheduler), most of them waiting at any
+// moment, and ranks may share cores; polling without end, they starve the
+// threads with work (gnnrun loader, 2 ranks on 2 cores, scale 16, batches of
+// 512: 52 batches/s per rank polling, 310-370 with naps, when this was first
+// measured). So every collective is started nonblocking and completed by
+// settle: it polls, giving the core up between polls (sched_yield: another
+// thread or rank with work on the core runs, and with none the poll goes on
+// at once), for spin_ns, then naps between polls, from 2 us doubling to 128
+// us, so that a rank left waiting long (for a slow peer, a trainer, a rank
+// writing files) leaves its core idle. Naps alone, after 250 us of plain
+// polling, slowed the exchanges of ranks that meet every few milliseconds: a
+// nap lasts far longer than asked (on the 2-core VM, 86 us for 2 us, 221 us
+// for 128 us: the kernel's timer slack of 50 us, and the wake-up), and one
+// that runs past the partner's arrival holds up both (bench/sample -worker,
+// R-MAT 20, ranks asking each other over alltoall, rank 0's sampled edges/s,
+// alternated runs: 2 ranks on 2 cores, 7.4-8.0 M napping against 7.8-10.6 M
+// yielding, 6 pairs; 4 ranks, 3.1-3.3 M against 3.4-3.5 M, 3 pairs; gnnrun
+// loader at 2 ranks, unchanged, 43-51 ms a batch against 39-46, 4 pairs).
+// GNNRUN_MPI_SPIN_US sets the polling time; -1 polls without end
+// (MPI_Waitall), for ranks with dedicated cores.
 static long spin_ns = 10000000;
 static int spin_only = 0;
 
