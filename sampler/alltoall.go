@@ -227,21 +227,33 @@ func (a *alltoallDraws) positions(nodes []int64, key Key, layer int, counts []in
 	if err := sm.partsOf(nodes, a.nodeParts); err != nil {
 		return err
 	}
+	// A graph of one edge type: its nodes without exclusions as the local
+	// ones are drawn (Sampler.appendOneType), their types (all 0) written
+	// at the end.
+	oneType := sm.oneTypeLayer(layer)
 	for c := 0; c < len(nodes); c += rangeChunk {
 		chunk := nodes[c:min(c+rangeChunk, len(nodes))]
 		parts := a.nodeParts[c : c+len(chunk)]
 		sm.readChunkRanges(chunk, parts)
 		sm.drawAhead(chunk, parts, key, layer, &a.excl)
 		for j, v := range chunk {
-			part := int(parts[j])
+			part := parts[j]
 			vw := sm.views[part]
 			if vw == nil {
 				return fmt.Errorf("node %d of partition %d, which this rank does not serve", v, part)
 			}
 			start := len(a.pos)
-			a.pos, a.types, a.parts = sm.tableDraws(vw, part, v, key, layer, a.excl.of(v), a.pos, a.types, a.parts)
+			if oneType && a.excl.of(v) == nil {
+				a.pos = sm.appendOneType(a.pos, j, v, part, key, layer, sm.draws.fanouts[layer][0])
+			} else {
+				a.types = zeroTypes(a.types, len(a.pos))
+				a.pos, a.types, a.parts = sm.tableDraws(vw, int(part), v, key, layer, a.excl.of(v), a.pos, a.types, a.parts)
+			}
 			counts[c+j] = int64(len(a.pos) - start)
 		}
+	}
+	if oneType {
+		a.types = zeroTypes(a.types, len(a.pos))
 	}
 	return nil
 }

@@ -448,8 +448,8 @@ func (s *Sampler) plainDraws() bool {
 // three times.
 func (s *Sampler) localChunkPlain(c int, chunk []int64, parts []int32, key Key, layer int) {
 	d := &s.draws
-	if fs := d.fanouts[layer]; oneTypeChunks && len(fs) == 1 && len(s.served.Config.EdgeTypes) <= 1 {
-		s.localChunkOneType(c, chunk, parts, key, layer, fs[0])
+	if s.oneTypeLayer(layer) {
+		s.localChunkOneType(c, chunk, parts, key, layer, d.fanouts[layer][0])
 		return
 	}
 	lpos, ltype := s.lpos, s.ltype
@@ -510,7 +510,6 @@ var oneTypeChunks = true
 // one rank, three sets of 8 alternated pairs: medians 0.481, 0.489 and
 // 0.485 of bench/sample's limit against 0.464, 0.456 and 0.472.
 func (s *Sampler) localChunkOneType(c int, chunk []int64, parts []int32, key Key, layer, f int) {
-	d := &s.draws
 	lpos := s.lpos
 	for j, v := range chunk {
 		part := parts[j]
@@ -521,22 +520,38 @@ func (s *Sampler) localChunkOneType(c int, chunk []int64, parts []int32, key Key
 		}
 		start := len(lpos)
 		s.localAt[c+j] = int32(start)
-		base := s.table.base[part]
-		a, b := s.ra[j]+base, s.rb[j]+base
-		switch {
-		case f == 0:
-		case f < 0 || b-a <= int64(f): // all of them (or none)
-			for q := a; q < b; q++ {
-				lpos = append(lpos, q)
-			}
-		default:
-			for _, x := range floyd(&d.ch, d.uniformDraws(v, key, layer, 0, f), b-a) {
-				lpos = append(lpos, x+a)
-			}
-		}
+		lpos = s.appendOneType(lpos, j, v, part, key, layer, f)
 		s.counts[c+j] = int32(len(lpos) - start)
 	}
 	s.lpos, s.ltype = lpos, zeroTypes(s.ltype, len(lpos))
+}
+
+// oneTypeLayer says whether a layer's plain draws (plainDraws) can go
+// through appendOneType: a graph of one edge type, one fanout.
+func (s *Sampler) oneTypeLayer(layer int) bool {
+	return oneTypeChunks && s.plainDraws() && len(s.draws.fanouts[layer]) == 1 && len(s.served.Config.EdgeTypes) <= 1
+}
+
+// appendOneType appends to pos the edge table entries drawn at fanout f
+// for node j of the chunk whose ranges readChunkRanges read, v of
+// partition part: the range whole where f takes all of it, else Floyd's
+// choice from it (the same positions as tableDraws makes).
+func (s *Sampler) appendOneType(pos []int64, j int, v int64, part int32, key Key, layer, f int) []int64 {
+	base := s.table.base[part]
+	a, b := s.ra[j]+base, s.rb[j]+base
+	switch {
+	case f == 0:
+	case f < 0 || b-a <= int64(f): // all of them (or none)
+		for q := a; q < b; q++ {
+			pos = append(pos, q)
+		}
+	default:
+		d := &s.draws
+		for _, x := range floyd(&d.ch, d.uniformDraws(v, key, layer, 0, f), b-a) {
+			pos = append(pos, x+a)
+		}
+	}
+	return pos
 }
 
 // zeroTypes returns types extended to n entries with type 0.
