@@ -230,7 +230,10 @@ func (a *alltoallDraws) positions(nodes []int64, key Key, layer int, counts []in
 	// A graph of one edge type: its nodes without exclusions as the local
 	// ones are drawn (Sampler.appendOneType), their types (all 0) written
 	// at the end.
-	oneType := sm.oneTypeLayer(layer)
+	oneType, f := sm.oneTypeLayer(layer), 0
+	if oneType {
+		f = sm.draws.fanouts[layer][0]
+	}
 	for c := 0; c < len(nodes); c += rangeChunk {
 		chunk := nodes[c:min(c+rangeChunk, len(nodes))]
 		parts := a.nodeParts[c : c+len(chunk)]
@@ -244,9 +247,11 @@ func (a *alltoallDraws) positions(nodes []int64, key Key, layer int, counts []in
 			}
 			start := len(a.pos)
 			if oneType && a.excl.of(v) == nil {
-				a.pos = sm.appendOneType(a.pos, j, v, part, key, layer, sm.draws.fanouts[layer][0])
+				a.pos = sm.appendOneType(a.pos, j, v, part, key, layer, f)
 			} else {
-				a.types = zeroTypes(a.types, len(a.pos))
+				if oneType { // the types so far, for tableDraws to append to
+					a.types = zeroTypes(a.types, len(a.pos))
+				}
 				a.pos, a.types, a.parts = sm.tableDraws(vw, int(part), v, key, layer, a.excl.of(v), a.pos, a.types, a.parts)
 			}
 			counts[c+j] = int64(len(a.pos) - start)
