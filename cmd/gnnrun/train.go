@@ -2,23 +2,17 @@ package main
 
 import (
 	"cmp"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"math"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"gnnrun/atomicfile"
 	"gnnrun/collective"
 	"gnnrun/cuda"
 	"gnnrun/prefetch"
@@ -49,7 +43,8 @@ func init() {
 loader does: sample, gather, copy to the device reusing the rows already
 there) and starts CMD as its child, the rank's trainer, which takes the
 batches with the Python client (import gnnrun; for batch in
-gnnrun.batches(): ...; gnnrun puts the client on the trainer's PYTHONPATH).
+gnnrun.batches(): ...; gnnrun puts the client on the trainer's PYTHONPATH,
+from $TMPDIR/gnnrun-<uid>, a directory it checks only you can write).
 
 The trainer's environment has what torch.distributed.init_process_group
 needs (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE; MASTER_ADDR and
@@ -121,7 +116,8 @@ func runTrain(e *env, args []string) error {
 	if err = agreeErr(e.comm, err); err != nil {
 		return err
 	}
-	env, m, err := trainerEnv(e)
+	env, m, client, err := trainerEnv(e)
+	defer client.Remove()
 	if err != nil {
 		return err
 	}
@@ -418,20 +414,25 @@ func commandArgs(e *env) []string { return e.args[e.dashAt:] }
 
 // trainerEnv returns the variables the trainer gets, torch.distributed's
 // (its rendezvous checked: see findMaster) and the client's place on
-// PYTHONPATH, and the rendezvous. It is collective.
-func trainerEnv(e *env) ([]string, master, error) {
+// PYTHONPATH (a directory only this user can write: python.Install), the
+// rendezvous, and the client's install, to remove at the end. It is
+// collective.
+func trainerEnv(e *env) ([]string, master, python.Installed, error) {
 	c := e.comm
 	end := e.stage("rendezvous")
 	m, err := findMaster(c, masterWanted(placement.local.Size == c.Size()))
 	end()
 	if err != nil {
-		return nil, m, fmt.Errorf("torch.distributed's rendezvous: %w", err)
+		return nil, m, python.Installed{}, fmt.Errorf("torch.distributed's rendezvous: %w", err)
 	}
-	dir, err := extractClient()
+	client, err := python.Install("")
 	if err = collective.Agree(c, err); err != nil {
-		return nil, m, err
+		return nil, m, client, err
 	}
-	pythonPath := dir
+	if client.Note != "" {
+		e.log.Warn("the trainer's client", "why", client.Note)
+	}
+	pythonPath := client.Dir
 	if old := os.Getenv("PYTHONPATH"); old != "" {
 		pythonPath += string(os.PathListSeparator) + old
 	}
@@ -450,7 +451,7 @@ func trainerEnv(e *env) ([]string, master, error) {
 			}
 		}
 	}
-	return vars, m, nil
+	return vars, m, client, nil
 }
 
 // reportMaster prints and records the rendezvous the ranks agreed on.
@@ -473,43 +474,4 @@ func (e *env) reportMaster(m master) {
 	e.printf("  torch.distributed: MASTER_ADDR=%s (%s) MASTER_PORT=%s, %s\n", m.addr, how, m.port, checked)
 	e.rec.Set("rendezvous", map[string]any{"master_addr": m.addr, "master_port": m.port, "user_set": m.userSet,
 		"checked": m.checked, "tried": m.tried, "interfaces": m.ifaces, "seconds": m.took.Seconds()})
-}
-
-// extractClient writes the embedded Python client to a directory named by
-// its content in the temporary directory (once per host and version) and
-// returns the directory to put on PYTHONPATH.
-func extractClient() (string, error) {
-	h := sha256.New()
-	var files []string
-	err := fs.WalkDir(python.Client, ".", func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			files = append(files, p)
-		}
-		return err
-	})
-	if err != nil {
-		return "", err
-	}
-	slices.Sort(files)
-	for _, p := range files {
-		b, _ := python.Client.ReadFile(p)
-		h.Write([]byte(p))
-		h.Write(binary.LittleEndian.AppendUint64(nil, uint64(len(b))))
-		h.Write(b)
-	}
-	dir := filepath.Join(os.TempDir(), fmt.Sprintf("gnnrun-python-%d-%s", os.Getuid(), hex.EncodeToString(h.Sum(nil))[:16]))
-	for _, p := range files {
-		b, _ := python.Client.ReadFile(p)
-		dst := filepath.Join(dir, p)
-		if old, err := os.ReadFile(dst); err == nil && string(old) == string(b) {
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return "", fmt.Errorf("the Python client: %w", err)
-		}
-		if err := atomicfile.WriteFile(dst, b); err != nil {
-			return "", fmt.Errorf("the Python client: %w", err)
-		}
-	}
-	return dir, nil
 }

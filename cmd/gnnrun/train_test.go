@@ -391,3 +391,68 @@ func TestTrainNoGPUUnderMPI(t *testing.T) {
 		t.Errorf("auto without a GPU: want the trainer on cpu:\n%s", r.stdout)
 	}
 }
+
+// TestTrainClientIsPrivateUnderMPI: the trainers import gnnrun's client
+// from a directory only this user can write, under TMPDIR; one that
+// another user made first (here writable by all, holding a client of
+// theirs) is not used, and the run's own directory is gone after it.
+func TestTrainClientIsPrivateUnderMPI(t *testing.T) {
+	needPython(t, false)
+	parts := sampleDir(t, false)
+	where := `import gnnrun, os; print("client at", os.path.dirname(os.path.dirname(os.path.abspath(gnnrun.__file__))))`
+	clientAt := func(t *testing.T, out string) string {
+		t.Helper()
+		for _, l := range strings.Split(out, "\n") {
+			if dir, ok := strings.CutPrefix(l, "client at "); ok {
+				return dir
+			}
+		}
+		t.Fatalf("the trainer did not say where its client is:\n%s", out)
+		return ""
+	}
+	private := func(t *testing.T, dir string) {
+		t.Helper()
+		fi, err := os.Lstat(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := fi.Sys().(*syscall.Stat_t); !fi.IsDir() || fi.Mode().Perm()&0o077 != 0 || int(st.Uid) != os.Getuid() {
+			t.Fatalf("%s: mode %v owner %d: not this user's private directory", dir, fi.Mode(), st.Uid)
+		}
+	}
+	for _, planted := range []bool{false, true} {
+		base := t.TempDir()
+		if err := os.Chmod(base, 0o777|os.ModeSticky); err != nil {
+			t.Fatal(err)
+		}
+		root := filepath.Join(base, fmt.Sprintf("gnnrun-%d", os.Getuid()))
+		if planted {
+			if err := os.Mkdir(root, 0o777); err != nil {
+				t.Fatal(err)
+			}
+			os.Chmod(root, 0o777)
+		}
+		r := runGnnrun(t, 2, 2*time.Minute, []string{"TMPDIR=" + base}, "train", parts, "--fanouts", "4,3", "--batch-size", "8",
+			"--epochs", "1", "--", pythonBin, "-c", where)
+		if r.err != nil {
+			t.Fatalf("planted %v: %v", planted, r)
+		}
+		dir := clientAt(t, r.stdout)
+		if !planted {
+			if filepath.Dir(dir) != root {
+				t.Fatalf("the client is at %s, want under %s", dir, root)
+			}
+			private(t, root)
+			continue
+		}
+		if strings.HasPrefix(dir, root) {
+			t.Fatalf("the trainer imported the client from the planted %s", dir)
+		}
+		if !strings.Contains(r.stderr, "others can write it") {
+			t.Errorf("no warning about the planted directory:\n%s", r.stderr)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("the run's own client directory %s is left behind (%v)", dir, err)
+		}
+	}
+}
