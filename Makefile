@@ -231,9 +231,12 @@ DATASETS ?= ../shared/data/datasets
 bench-accuracy: build deps
 	$(GO) run ./bench/accuracy --data $(DATASETS) --python $(PYTHON)
 
-# lint fails on unformatted code, on go vet's findings, and when go mod
-# tidy would change go.mod or go.sum (it prints the diff).
+# lint fails on unformatted code, on go vet's findings, when go mod tidy
+# would change go.mod or go.sum (it prints the diff), and on binaries or
+# files over 1 MiB in git, stray binaries in the tree, and main packages
+# whose build output .gitignore misses (ci/tracked-files.sh).
 lint:
+	@ci/tracked-files.sh
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags nompi ./...
