@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """GraphSAGE (mean aggregator) node classification on gnnrun's batches, in
-plain PyTorch, one trainer per rank, gradients all-reduced across ranks.
+plain PyTorch, one trainer per rank, gradients averaged across ranks.
 
     gnnrun train PARTDIR --fanouts 10,10 --batch-size 32 --epochs 100 \\
         -- /usr/bin/python3 examples/graphsage.py [--hidden 128] [--lr 0.01] ...
@@ -12,8 +12,12 @@ current, copying only the rows gnnrun copied), else the CPU (gloo).
 --device cpu --mirror keeps that persistent tensor on the CPU: the GPU's
 code path, for checks.
 
-Each epoch trains on the rank's training batches, then evaluates on the
-evaluation batches gnnrun sends after it (val, test). The result is the
+It reads like a DGL or PyG script: one loader per split (gnnrun.loader(
+"train"), gnnrun.loader("val"), ...), gradients averaged over ranks, and
+a plain loss on every batch (gnnrun pads ranks with full batches, never
+empty ones). Each epoch trains on the rank's training batches, then, when
+gnnrun hands evaluation batches after it (--eval-every), evaluates on each
+set. The result is the
 test score at the epoch of the best validation score (accuracy; ROC-AUC too
 for two classes), printed by rank 0 as one JSON line:
 {"val_acc": ..., "test_acc": ..., "epochs": ..., "seconds": ...,
@@ -96,6 +100,36 @@ def features(tb, norm):
     return x
 
 
+def evaluates(hello, epoch):
+    """Whether gnnrun hands evaluation batches after epoch (gnnrun train
+    --eval-every: after every that many epochs, and after the last)."""
+    return bool(hello["eval"]) and ((epoch + 1) % hello["eval_every"] == 0 or epoch == hello["epochs"] - 1)
+
+
+@torch.no_grad()
+def evaluate(model, loader, classes, feat_norm):
+    """Accuracy (and ROC-AUC for two classes) over every node of the
+    loader's set: each rank scores its batches, the sums are all-reduced."""
+    model.eval()
+    correct = torch.zeros(2, dtype=torch.float64, device=DEVICE)
+    scores, labels = [], []
+    for b in loader:
+        tb = b.torch()
+        out = model(tb.blocks, features(tb, feat_norm))
+        correct[0] += (out.argmax(1) == tb.y.long()).sum()
+        correct[1] += len(tb.y)
+        if classes == 2:
+            scores.append(torch.softmax(out, 1)[:, 1].cpu().numpy())
+            labels.append(b.y.copy())
+    dist.all_reduce(correct)
+    row = {"acc": float(correct[0] / correct[1])}
+    if classes == 2:
+        parts = [None] * dist.get_world_size()
+        dist.all_gather_object(parts, (np.concatenate(scores or [np.zeros(0)]), np.concatenate(labels or [np.zeros(0)])))
+        row["auc"] = roc_auc(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
+    return row
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--hidden", type=int, default=128)
@@ -110,51 +144,30 @@ def main():
     a = ap.parse_args()
 
     hello = gnnrun.hello()
-    device = hello.get("device", "cpu") if a.device == "auto" else a.device
-    world = join(a.seed, device)
+    join(a.seed, hello.get("device", "cpu") if a.device == "auto" else a.device)
     classes = hello["classes"]
-    layers = len(hello["fanouts"])
-    model = same_start(SAGE(hello["feature_shape"][0], a.hidden, classes, layers, a.dropout, a.norm).to(device))
+    model = same_start(SAGE(hello["feature_shape"][0], a.hidden, classes, len(hello["fanouts"]), a.dropout, a.norm).to(DEVICE))
     opt = torch.optim.Adam(model.parameters(), lr=a.lr, weight_decay=a.weight_decay)
-    evals = {}  # epoch -> {set: (correct, total, scores, labels)}
+    # One loader per split, as in DGL and PyG scripts.
+    train_loader = gnnrun.loader("train", device=DEVICE, mirror=a.mirror)
+    eval_loaders = {e["name"]: gnnrun.loader(e["name"], device=DEVICE, mirror=a.mirror) for e in hello["eval"]}
+    rows = {}  # epoch -> {"val_acc": ..., "test_acc": ...}
     t0 = time.perf_counter()
-    loader = gnnrun.loader(device=device, mirror=a.mirror)
     for epoch in range(hello["epochs"]):
-        for b in loader:  # the epoch's training batches, then its evaluation batches
+        model.train()
+        for b in train_loader:
             tb = b.torch()
-            x = features(tb, a.feat_norm)
-            if b.kind == "train":
-                model.train()
-                opt.zero_grad()
-                if tb.num_seeds:  # ranks past the epoch's last seeds get empty batches
-                    F.cross_entropy(model(tb.blocks, x), tb.y.long()).backward()
-                mean_gradients(model, world)
-                opt.step()
-                continue
-            model.eval()
-            ev = evals.setdefault(epoch, {}).setdefault(b.kind, [0, 0, [], []])
-            if tb.num_seeds:
-                with torch.no_grad():
-                    out = model(tb.blocks, x)
-                ev[0] += int((out.argmax(1) == tb.y.long()).sum())
-                ev[1] += tb.num_seeds
-                if classes == 2:
-                    ev[2].append(torch.softmax(out, 1)[:, 1].cpu().numpy())
-                    ev[3].append(b.y.copy())
+            loss = F.cross_entropy(model(tb.blocks, features(tb, a.feat_norm)), tb.y.long())
+            opt.zero_grad()
+            loss.backward()
+            mean_gradients(model)
+            opt.step()
+        if evaluates(hello, epoch):
+            rows[epoch] = {}
+            for name, loader in eval_loaders.items():
+                for k, v in evaluate(model, loader, classes, a.feat_norm).items():
+                    rows[epoch][name + "_" + k] = v
     seconds = time.perf_counter() - t0
-    # Scores per epoch and set, over all ranks.
-    rows = {}
-    for e in sorted(evals):
-        row = {}
-        for name, (c, n, sc, lb) in evals[e].items():
-            t = torch.tensor([c, n], dtype=torch.float64, device=DEVICE)
-            dist.all_reduce(t)
-            row[name + "_acc"] = float(t[0] / t[1])
-            if classes == 2:
-                parts = [None] * world
-                dist.all_gather_object(parts, (np.concatenate(sc) if sc else np.zeros(0), np.concatenate(lb) if lb else np.zeros(0)))
-                row[name + "_auc"] = roc_auc(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
-        rows[e] = row
     finish(rows, "val_auc" if classes == 2 else "val_acc", hello["epochs"], seconds)
 
 
@@ -164,7 +177,8 @@ DEVICE = torch.device("cpu")  # the trainer's, set by join
 def join(seed, device="cpu"):
     """Joins the trainers' process group (from gnnrun's variables: NCCL
     on GPUs, gloo on the CPU), seeds the model's initialisation, shares
-    the cores among the host's trainers, and returns the world size."""
+    the cores among the host's trainers, and returns device as a
+    torch.device (DEVICE)."""
     global DEVICE
     DEVICE = torch.device(device)
     if DEVICE.type == "cuda":
@@ -172,7 +186,7 @@ def join(seed, device="cpu"):
     dist.init_process_group("nccl" if DEVICE.type == "cuda" else "gloo")
     torch.manual_seed(seed)
     torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(os.environ.get("LOCAL_WORLD_SIZE", "1"))))
-    return dist.get_world_size()
+    return DEVICE
 
 
 def same_start(model):
@@ -182,14 +196,19 @@ def same_start(model):
     return model
 
 
-def mean_gradients(model, world):
+def mean_gradients(model):
     """Synchronous SGD: every rank's gradient becomes the mean over ranks
-    (a rank whose batch was empty contributes zeros, so all ranks take part
-    in every all-reduce)."""
+    (gnnrun gives every rank as many training batches, none empty, so
+    every rank takes part in every step). What DistributedDataParallel
+    does, by hand: PyTorch 1.13's DDP over gloo can deadlock as the
+    process ends (a gloo thread waits for the GIL while the main thread
+    frees the reducer)."""
+    world = dist.get_world_size()
     for p in model.parameters():
-        g = p.grad if p.grad is not None else torch.zeros_like(p)
-        dist.all_reduce(g)
-        p.grad = g / world
+        if p.grad is None:  # unused in this batch, maybe not on other ranks
+            p.grad = torch.zeros_like(p)
+        dist.all_reduce(p.grad)
+        p.grad /= world
 
 
 def finish(rows, key, epochs, seconds):
@@ -205,11 +224,11 @@ def finish(rows, key, epochs, seconds):
     sums = torch.tensor([st["wait_s"], seconds, st["handoff_s"], st["batches"], st.get("bytes_copied", 0)],
                         dtype=torch.float64, device=DEVICE)
     dist.all_reduce(sums)
-    sums = sums.cpu()
-    result = {"epochs": epochs, "seconds": round(seconds, 3), "data_wait_fraction": round(float(sums[0] / sums[1]), 4),
-              "client_us_per_batch": round(float(1e6 * sums[2] / max(sums[3], 1)), 1), "ranks": dist.get_world_size()}
+    s = sums.cpu()
+    result = {"epochs": epochs, "seconds": round(seconds, 3), "data_wait_fraction": round(float(s[0] / s[1]), 4),
+              "client_us_per_batch": round(float(1e6 * s[2] / max(s[3], 1)), 1), "ranks": dist.get_world_size()}
     if "bytes_copied" in st:
-        result["bytes_copied"] = int(sums[4])  # rows the trainers copied into their persistent tensors
+        result["bytes_copied"] = int(s[4])  # rows the trainers copied into their persistent tensors
     if best is not None:
         result.update({k: round(v, 4) for k, v in best[1].items()})
         result["best_epoch"] = best[0]

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Link prediction on gnnrun's batches: a GraphSAGE encoder (examples/
 graphsage.py's) and a dot-product decoder, in plain PyTorch, one trainer
-per rank, gradients all-reduced across ranks.
+per rank, gradients averaged over ranks, one loader per split; --device auto
+trains on the rank's GPU where gnnrun train put one.
 
     gnnrun train PARTDIR --task link --edge-mask train_edge --prob train_edge \\
         --negatives 5 --exclude reverse --eval val_edge,test_edge \\
@@ -41,7 +42,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 
 import gnnrun
-from graphsage import SAGE, features, finish, join, mean_gradients, roc_auc, same_start
+from graphsage import SAGE, evaluates, mean_gradients, same_start, features, finish, join, roc_auc
 
 
 def scores(h, pairs):
@@ -59,6 +60,45 @@ def set_mrr(pos, neg):
     return float(np.mean(1.0 / (1.0 + 0.5 * (above + at_or_above))))
 
 
+class Scores:
+    """A set's scores on this rank: positives, negatives, and per positive
+    its reciprocal rank among its own negatives and its first negative."""
+
+    def __init__(self):
+        self.parts = [[], [], [], []]
+
+    def add(self, pos, neg):
+        pos, neg = pos.detach().cpu().numpy(), neg.detach().cpu().numpy()
+        k = len(neg) // max(len(pos), 1)
+        self.parts[0].append(pos)
+        self.parts[1].append(neg)
+        if k:
+            per = neg.reshape(len(pos), k)
+            self.parts[2].append(1.0 / (1 + (per >= pos[:, None]).sum(1)))
+            self.parts[3].append(per[:, 0])
+
+    def metrics(self, name):
+        """AUC, MRR and HeaRT's MRR over every rank's scores."""
+        mine = tuple(np.concatenate(v) if v else np.zeros(0) for v in self.parts)
+        parts = [None] * dist.get_world_size()
+        dist.all_gather_object(parts, mine)
+        pos, neg, rr, neg1 = (np.concatenate([p[i] for p in parts]) for i in range(4))
+        return {name + "_auc": roc_auc(np.concatenate([pos, neg]), np.concatenate([np.ones(len(pos)), np.zeros(len(neg))])),
+                name + "_mrr": float(rr.mean()) if len(rr) else float("nan"),
+                name + "_mrr_set": set_mrr(pos, neg1) if len(neg1) else float("nan")}
+
+
+@torch.no_grad()
+def evaluate(model, loader, feat_norm, name):
+    model.eval()
+    got = Scores()
+    for b in loader:
+        tb = b.torch()
+        h = model(tb.blocks, features(tb, feat_norm))
+        got.add(scores(h, tb.pos), scores(h, tb.neg))
+    return got.metrics(name)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--hidden", type=int, default=128)
@@ -66,64 +106,41 @@ def main():
     ap.add_argument("--dropout", type=float, default=0.2)
     ap.add_argument("--feat-norm", choices=["none", "row"], default="none")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--device", default="auto", help="auto (gnnrun train's choice: the rank's GPU, else cpu), cpu, cuda or cuda:N")
+    ap.add_argument("--mirror", action="store_true", help="on cpu, keep the features in a persistent tensor updated per batch, as on a GPU")
     a = ap.parse_args()
 
     hello = gnnrun.hello()
-    world = join(a.seed)
-    negatives = None
-    model = opt = None
-    evals = {}  # (epoch, set) -> [positive scores, negative scores, reciprocal ranks, first negatives]
-    t0 = time.perf_counter()
-    last_epoch = -1
-    for b in gnnrun.batches():
-        tb = b.torch()
-        if model is None:
-            model = same_start(SAGE(b.x.shape[1], a.hidden, a.hidden, len(tb.blocks), a.dropout, "layer"))
-            opt = torch.optim.Adam(model.parameters(), lr=a.lr)
-        x = features(tb, a.feat_norm)
-        train = b.kind == "train"
-        model.train(train)
-        with torch.set_grad_enabled(train):
-            h = model(tb.blocks, x) if tb.num_seeds else None
-        if train:
-            opt.zero_grad()
-            if h is not None:
-                pos, neg = scores(h, tb.pos), scores(h, tb.neg)
-                loss = F.binary_cross_entropy_with_logits(torch.cat([pos, neg]), torch.cat([torch.ones_like(pos), torch.zeros_like(neg)]))
-                loss.backward()
-            mean_gradients(model, world)
-            opt.step()
-            last_epoch = b.epoch
-        if train and hello["eval"]:
-            continue
-        # Every rank keeps an entry for each (epoch, set), empty batches
-        # and all, so that the gathers below match across ranks.
-        ev = evals.setdefault((b.epoch, b.kind), [[], [], [], []])
-        if h is None:
-            continue
-        with torch.no_grad():
-            pos, neg = scores(h, tb.pos).numpy(), scores(h, tb.neg).numpy()
-        k = len(neg) // max(len(pos), 1)
-        ev[0].append(pos)
-        ev[1].append(neg)
-        if k:
-            rank = 1 + (neg.reshape(len(pos), k) >= pos[:, None]).sum(1)
-            ev[2].append(1.0 / rank)
-            ev[3].append(neg.reshape(len(pos), k)[:, 0])
-    seconds = time.perf_counter() - t0
+    device = join(a.seed, hello.get("device", "cpu") if a.device == "auto" else a.device)
+    model = same_start(SAGE(hello["feature_shape"][0], a.hidden, a.hidden, len(hello["fanouts"]), a.dropout, "layer").to(device))
+    opt = torch.optim.Adam(model.parameters(), lr=a.lr)
+    train_loader = gnnrun.loader("train", device=device, mirror=a.mirror)
+    eval_loaders = {e["name"]: gnnrun.loader(e["name"], device=device, mirror=a.mirror) for e in hello["eval"]}
     rows = {}
-    for (epoch, kind) in sorted(evals):
-        got = tuple(np.concatenate(v) if v else np.zeros(0) for v in evals[(epoch, kind)])
-        parts = [None] * world
-        dist.all_gather_object(parts, got)
-        pos, neg, rr, neg1 = (np.concatenate([p[i] for p in parts]) for i in range(4))
-        if kind == "train" and epoch != last_epoch:
-            continue
-        row = rows.setdefault(epoch, {})
-        row[kind + "_auc"] = roc_auc(np.concatenate([pos, neg]), np.concatenate([np.ones(len(pos)), np.zeros(len(neg))]))
-        row[kind + "_mrr"] = float(rr.mean()) if len(rr) else float("nan")
-        row[kind + "_mrr_set"] = set_mrr(pos, neg1) if len(neg1) else float("nan")
-    finish(rows, "val_mrr", last_epoch + 1, seconds)
+    t0 = time.perf_counter()
+    last = hello["epochs"] - 1
+    for epoch in range(hello["epochs"]):
+        model.train()
+        seen = Scores()  # the last epoch's training scores, reported without evaluation sets
+        for b in train_loader:
+            tb = b.torch()
+            h = model(tb.blocks, features(tb, a.feat_norm))
+            pos, neg = scores(h, tb.pos), scores(h, tb.neg)
+            loss = F.binary_cross_entropy_with_logits(torch.cat([pos, neg]), torch.cat([torch.ones_like(pos), torch.zeros_like(neg)]))
+            opt.zero_grad()
+            loss.backward()
+            mean_gradients(model)
+            opt.step()
+            if not eval_loaders and epoch == last:
+                seen.add(pos, neg)
+        if not eval_loaders and epoch == last:
+            rows[epoch] = seen.metrics("train")
+        if evaluates(hello, epoch):
+            rows[epoch] = {}
+            for name, loader in eval_loaders.items():
+                rows[epoch].update(evaluate(model, loader, a.feat_norm, name))
+    seconds = time.perf_counter() - t0
+    finish(rows, "val_mrr" if eval_loaders else "train_mrr", hello["epochs"], seconds)
 
 
 if __name__ == "__main__":

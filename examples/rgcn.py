@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """R-GCN (Schlichtkrull et al., "Modeling Relational Data with Graph
 Convolutional Networks", 2018) node classification on gnnrun's
-heterogeneous batches, in plain PyTorch, one trainer per rank, gradients
-all-reduced across ranks.
+heterogeneous batches, in plain PyTorch, one trainer per rank,
+gradients averaged over ranks, one loader per split; --device auto trains on the
+rank's GPU where gnnrun train put one.
 
     gnnrun gen --scale 12 --edge-factor 8 --feat-dim 16 --classes 4 --planted 0.6 \\
         --hetero --reverse --item-feat-dim -1 --out /data/hg
@@ -35,7 +36,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import gnnrun
-from graphsage import finish, join, mean_gradients, same_start
+from graphsage import evaluates, finish, join, mean_gradients, same_start
 
 
 class RGCNConv(nn.Module):
@@ -70,7 +71,7 @@ class RGCNConv(nn.Module):
             if not bool(m.any()):
                 continue
             src, dst = block.src[m], block.dst[m]
-            agg = torch.zeros(block.num_dst, self.din, dtype=h_src.dtype).index_add(0, dst, h_src[src])
+            agg = torch.zeros(block.num_dst, self.din, dtype=h_src.dtype, device=h_src.device).index_add(0, dst, h_src[src])
             deg = torch.bincount(dst, minlength=block.num_dst).clamp(min=1).unsqueeze(1)
             out = out + (agg / deg) @ w[r]
         return out
@@ -95,7 +96,7 @@ class InputLayer(nn.Module):
                 self.emb[t] = nn.Embedding(nodes[t], hidden)
 
     def forward(self, tb):
-        h = torch.zeros(tb.x.shape[0], self.hidden)
+        h = torch.zeros(tb.x.shape[0], self.hidden, device=tb.x.device)
         for t in self.ntypes:
             rows = tb.rows_of_type(t)
             if len(rows) == 0:
@@ -127,6 +128,19 @@ class RGCN(nn.Module):
         return h
 
 
+@torch.no_grad()
+def evaluate(model, loader, device):
+    """Accuracy over every node of the loader's set, summed over ranks."""
+    model.eval()
+    got = torch.zeros(2, dtype=torch.float64, device=device)
+    for b in loader:
+        tb = b.torch()
+        got[0] += (model(tb).argmax(1) == tb.y.long()).sum()
+        got[1] += len(tb.y)
+    dist.all_reduce(got)
+    return float(got[0] / max(got[1], 1))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--hidden", type=int, default=32)
@@ -135,43 +149,31 @@ def main():
     ap.add_argument("--weight-decay", type=float, default=0.0)
     ap.add_argument("--dropout", type=float, default=0.2)
     ap.add_argument("--seed", type=int, default=0, help="model initialisation")
+    ap.add_argument("--device", default="auto", help="auto (gnnrun train's choice: the rank's GPU, else cpu), cpu, cuda or cuda:N")
+    ap.add_argument("--mirror", action="store_true", help="on cpu, keep the features in a persistent tensor updated per batch, as on a GPU")
     a = ap.parse_args()
 
     hello = gnnrun.hello()
-    world = join(a.seed)
+    device = join(a.seed, hello.get("device", "cpu") if a.device == "auto" else a.device)
     relations = max(1, len(hello.get("etypes") or []))
-    model = same_start(RGCN(hello, a.hidden, hello["classes"], len(hello["fanouts"]), relations, a.bases, a.dropout))
+    model = same_start(RGCN(hello, a.hidden, hello["classes"], len(hello["fanouts"]), relations, a.bases, a.dropout).to(device))
     opt = torch.optim.Adam(model.parameters(), lr=a.lr, weight_decay=a.weight_decay)
-    evals = {}  # epoch -> {set: [correct, total]}
-    t0 = time.perf_counter()
-    loader = gnnrun.loader()
-    for epoch in range(hello["epochs"]):
-        for b in loader:  # the epoch's training batches, then its evaluation batches
-            tb = b.torch()
-            if b.kind == "train":
-                model.train()
-                opt.zero_grad()
-                if tb.num_seeds:  # ranks past the epoch's last seeds get empty batches
-                    F.cross_entropy(model(tb), tb.y.long()).backward()
-                mean_gradients(model, world)
-                opt.step()
-                continue
-            model.eval()
-            ev = evals.setdefault(epoch, {}).setdefault(b.kind, [0, 0])
-            if tb.num_seeds:
-                with torch.no_grad():
-                    out = model(tb)
-                ev[0] += int((out.argmax(1) == tb.y.long()).sum())
-                ev[1] += tb.num_seeds
-    seconds = time.perf_counter() - t0
+    train_loader = gnnrun.loader("train", device=device, mirror=a.mirror)
+    eval_loaders = {e["name"]: gnnrun.loader(e["name"], device=device, mirror=a.mirror) for e in hello["eval"]}
     rows = {}
-    for e in sorted(evals):
-        row = {}
-        for name, (c, n) in sorted(evals[e].items()):
-            t = torch.tensor([c, n], dtype=torch.float64)
-            dist.all_reduce(t)
-            row[name + "_acc"] = float(t[0] / max(t[1], 1))
-        rows[e] = row
+    t0 = time.perf_counter()
+    for epoch in range(hello["epochs"]):
+        model.train()
+        for b in train_loader:
+            tb = b.torch()
+            loss = F.cross_entropy(model(tb), tb.y.long())
+            opt.zero_grad()
+            loss.backward()
+            mean_gradients(model)
+            opt.step()
+        if evaluates(hello, epoch):
+            rows[epoch] = {name + "_acc": evaluate(model, loader, device) for name, loader in eval_loaders.items()}
+    seconds = time.perf_counter() - t0
     finish(rows, "val_acc", hello["epochs"], seconds)
 
 

@@ -42,6 +42,9 @@ type Batch struct {
 	EndOfEpoch, LastOfEpoch bool
 	// Seq is the batch's place in the rank's stream: 0, 1, 2, ...
 	Seq int64
+	// Padding marks a training batch that pads a rank with items
+	// repeated from the epoch's start (sampler.Plan.Pad).
+	Padding bool
 	// Where the rows came from: kept on the device from an earlier batch,
 	// copied from the static hot cache on the device, copied from the
 	// host, or zeroed on the device (nodes of types without features).
@@ -283,7 +286,8 @@ func (l *Loader) Next() (*Batch, error) {
 		}
 		return nil, io.EOF
 	}
-	if b.Kind == TrainKind {
+	b.Padding = b.Kind == TrainKind && l.plan.IsPadding(b.Number) && b.Items() > 0
+	if b.Kind == TrainKind && !l.plan.IsPadding(b.Number) {
 		l.trainedMu.Lock()
 		l.trained[b.Epoch] += int64(b.Items())
 		l.trainedMu.Unlock()
@@ -292,9 +296,10 @@ func (l *Loader) Next() (*Batch, error) {
 }
 
 // Trained returns, per epoch, the training items (seed nodes, or positive
-// edges of a link task) that the training batches Next returned held, and
-// the training items of the plan: every one of them each epoch unless the
-// plan was truncated or the trainer stopped early.
+// edges of a link task) that the training batches Next returned held, not
+// counting the batches that pad ranks (sampler.Plan.Pad), and the training
+// items of the plan: every one of them each epoch unless the plan was
+// truncated or the trainer stopped early.
 func (l *Loader) Trained() (perEpoch []int64, items int64) {
 	l.trainedMu.Lock()
 	defer l.trainedMu.Unlock()

@@ -27,6 +27,14 @@ import (
 // synchronous SGD never waits on a rank that ran out; an empty batch adds
 // nothing to its step's mean gradient. A rank runs its batches in an
 // order shuffled per epoch.
+//
+// A padded plan (Pad, as PyTorch's DistributedSampler pads) runs, in
+// place of each empty batch, a full batch of items repeated from the
+// epoch's start: padding batch j (numbered NB+j, as the empty batch it
+// replaces) holds the items at positions [j*BatchSize, (j+1)*BatchSize)
+// of the joined list, modulo its length, and never more items than the
+// list has, so no item is in it twice. Those items are trained twice in
+// the epoch; every rank's step has a full batch.
 
 // Task is one mini-batch to sample.
 type Task struct {
@@ -52,6 +60,7 @@ type Plan struct {
 	batches   int64 // NB: batches of an epoch that hold items
 	perRank   int64 // ceil(NB/P)
 	limit     int64 // batches run per epoch (Truncate): at most perRank
+	pad       bool  // batches past the last repeat items (Pad) rather than run empty
 	rank      int
 	ranks     int
 	items     [][]int64 // per partition this rank's batches reach: its items
@@ -65,6 +74,7 @@ type PlanStats struct {
 	Batches      int64 // batches an epoch cuts them into
 	PerRank      int64 // batches each rank runs per epoch
 	Empty        int64 // empty batches per epoch that pad the last ranks to PerRank
+	Padded       int64 // batches per epoch of repeated items that pad them instead (Pad)
 	LocalShare   float64
 	Partitions   []int64 // training items per partition
 	ReachedParts []int   // partitions whose items this rank's batches hold
@@ -258,17 +268,35 @@ func (pl *Plan) numbers() []int64 {
 	return out
 }
 
+// ranges returns the ranges [lo, hi) of the joined list batch b holds:
+// none for an empty batch, two for a padding batch that wraps around.
+func (pl *Plan) ranges(b int64) [][2]int64 {
+	if b < pl.batches {
+		return [][2]int64{{b * pl.batchSize, min((b+1)*pl.batchSize, pl.total)}}
+	}
+	if !pl.pad {
+		return nil
+	}
+	n := min(pl.batchSize, pl.total)
+	lo := (b - pl.batches) * pl.batchSize % pl.total
+	if lo+n <= pl.total {
+		return [][2]int64{{lo, lo + n}}
+	}
+	return [][2]int64{{lo, pl.total}, {0, lo + n - pl.total}}
+}
+
 // spans returns the ranges [lo, hi) of the joined list this rank's
 // batches cover.
 func (pl *Plan) spans() [][2]int64 {
 	var out [][2]int64
 	for _, b := range pl.numbers() {
-		lo, hi := min(b*pl.batchSize, pl.total), min((b+1)*pl.batchSize, pl.total)
-		switch n := len(out); {
-		case n > 0 && out[n-1][1] == lo:
-			out[n-1][1] = hi
-		case lo < hi:
-			out = append(out, [2]int64{lo, hi})
+		for _, r := range pl.ranges(b) {
+			switch n := len(out); {
+			case n > 0 && out[n-1][1] == r[0]:
+				out[n-1][1] = r[1]
+			case r[0] < r[1]:
+				out = append(out, r)
+			}
 		}
 	}
 	return out
@@ -332,6 +360,7 @@ func (pl *Plan) fetchReached(c *collective.Comm, s *shard.Served) error {
 			at += n
 		}
 	}
+	pl.local = 0
 	for _, sp := range pl.spans() {
 		for q := range pl.counts {
 			if s.Local(q) != nil {
@@ -342,14 +371,47 @@ func (pl *Plan) fetchReached(c *collective.Comm, s *shard.Served) error {
 	return nil
 }
 
+// Pad makes the plan run, in place of each rank's empty batch, a batch of
+// items repeated from the epoch's start (see the split above), and fetches
+// the items those batches reach. Every rank must call it, on a plan that
+// is not padded yet: it is collective.
+func (pl *Plan) Pad(c *collective.Comm, s *shard.Served) error {
+	if pl.pad {
+		return fmt.Errorf("sampler: the plan is padded already")
+	}
+	pl.pad = true
+	return pl.fetchReached(c, s)
+}
+
+// IsPadding reports whether batch number b of an epoch repeats items to
+// pad a rank (Pad) or is empty: it is not one of the epoch's NB batches.
+func (pl *Plan) IsPadding(b int64) bool { return b >= pl.batches }
+
+// Filled returns how many of this rank's batches of an epoch hold items:
+// BatchesPerEpoch, less the empty one of an unpadded plan that has one
+// (all of a truncated plan's, which may or may not run it, counted).
+func (pl *Plan) Filled() int64 {
+	n := int64(0)
+	for _, b := range pl.numbers() {
+		if len(pl.ranges(b)) > 0 {
+			n++
+		}
+	}
+	return min(n, pl.BatchesPerEpoch())
+}
+
 // Stats describes the split as this rank sees it.
 func (pl *Plan) Stats() PlanStats {
 	var mine int64
 	for _, sp := range pl.spans() {
 		mine += sp[1] - sp[0]
 	}
-	return PlanStats{Items: pl.total, Batches: pl.batches, PerRank: pl.perRank, Empty: pl.perRank*int64(pl.ranks) - pl.batches,
+	st := PlanStats{Items: pl.total, Batches: pl.batches, PerRank: pl.perRank, Empty: pl.perRank*int64(pl.ranks) - pl.batches,
 		LocalShare: float64(pl.local) / float64(max(1, mine)), Partitions: pl.counts, ReachedParts: pl.reached()}
+	if pl.pad {
+		st.Padded, st.Empty = st.Empty, 0
+	}
+	return st
 }
 
 // EdgeType returns the edge type an edge plan trains on, or -1 for a node
@@ -397,18 +459,19 @@ func (pl *Plan) Epoch(seed uint64, e int) []Task {
 // task builds batch b of epoch e from the shuffled partitions.
 func (pl *Plan) task(e int, b int64, perms map[int][]uint32) Task {
 	t := Task{Epoch: e, Number: b}
-	lo, hi := b*pl.batchSize, min((b+1)*pl.batchSize, pl.total)
-	q := 0
-	for x := lo; x < hi; x++ {
-		for pl.start[q+1] <= x {
-			q++
-		}
-		i := int64(perms[q][x-pl.start[q]]) * int64(pl.width)
-		item := pl.items[q][i : i+int64(pl.width)]
-		if pl.width == 1 {
-			t.Seeds = append(t.Seeds, item[0])
-		} else {
-			t.Pos = append(t.Pos, Positive{Src: item[0], Dst: item[1], EID: item[2], EType: int(item[3])})
+	for _, r := range pl.ranges(b) {
+		q := 0
+		for x := r[0]; x < r[1]; x++ {
+			for pl.start[q+1] <= x {
+				q++
+			}
+			i := int64(perms[q][x-pl.start[q]]) * int64(pl.width)
+			item := pl.items[q][i : i+int64(pl.width)]
+			if pl.width == 1 {
+				t.Seeds = append(t.Seeds, item[0])
+			} else {
+				t.Pos = append(t.Pos, Positive{Src: item[0], Dst: item[1], EID: item[2], EType: int(item[3])})
+			}
 		}
 	}
 	return t

@@ -450,3 +450,78 @@ func TestEmptyBatches(t *testing.T) {
 		}
 	}
 }
+
+// A padded plan (Pad, as DistributedSampler pads): at P = 2, 4, 8 no rank
+// runs an empty batch; the epoch's NB batches are P=1's, so every
+// training node is in each epoch; and padding batch j holds the items at
+// positions [j*B, (j+1)*B) of P=1's joined list, modulo its length, with
+// no item twice (also when the batch is larger than the list).
+func TestPaddedPlan(t *testing.T) {
+	f := getFixture(t, true, 4)
+	allPadding := 0
+	for _, batch := range []int{10, 7, 1000} {
+		mk := func(c *collective.Comm, s *shard.Served) (*Plan, error) {
+			return NewNodePlan(c, s, "user", "train_mask", batch)
+		}
+		one, st1 := planOn(t, f, 1, mk)
+		ref := byNumber(t, one)
+		joined := map[int][]int64{} // per epoch: P=1's batches, in number order
+		for e := range 2 {
+			for b := range st1[0].Batches {
+				joined[e] = append(joined[e], ref[[2]int64{int64(e), b}].Seeds...)
+			}
+		}
+		total := len(joined[0])
+		for _, p := range []int{2, 4, 8} {
+			padded := func(c *collective.Comm, s *shard.Served) (*Plan, error) {
+				pl, err := mk(c, s)
+				if err == nil {
+					err = pl.Pad(c, s)
+				}
+				return pl, err
+			}
+			tasks, stats := planOn(t, f, p, padded)
+			what := fmt.Sprintf("batch %d P=%d", batch, p)
+			if st := stats[0]; st.Empty != 0 || st.Padded != int64(p)*st.PerRank-st.Batches {
+				t.Fatalf("%s: %d empty and %d padding batches an epoch, %d per rank, %d in all", what, st.Empty, st.Padded, st.PerRank, st.Batches)
+			}
+			padding := 0
+			for key, task := range byNumber(t, tasks) {
+				e, b := int(key[0]), key[1]
+				if b < st1[0].Batches {
+					if !slices.Equal(task.Seeds, ref[key].Seeds) {
+						t.Fatalf("%s: batch %d of epoch %d differs from P=1's", what, b, e)
+					}
+					continue
+				}
+				padding++
+				j := int(b - st1[0].Batches)
+				var want []int64
+				for i := range min(batch, total) {
+					want = append(want, joined[e][(j*batch+i)%total])
+				}
+				if !slices.Equal(task.Seeds, want) {
+					t.Fatalf("%s: padding batch %d of epoch %d holds %v, want %v", what, b, e, task.Seeds, want)
+				}
+				if u := slices.Compact(slices.Sorted(slices.Values(task.Seeds))); len(u) != len(task.Seeds) {
+					t.Fatalf("%s: padding batch %d holds an item twice", what, b)
+				}
+			}
+			allPadding += padding
+			if int64(padding) != 2*stats[0].Padded {
+				t.Fatalf("%s: %d padding batches in 2 epochs, the stats say %d an epoch", what, padding, stats[0].Padded)
+			}
+			for r, ts := range tasks {
+				for _, task := range ts {
+					if len(task.Seeds) == 0 {
+						t.Fatalf("%s: rank %d runs an empty batch", what, r)
+					}
+				}
+			}
+		}
+	}
+	if allPadding == 0 {
+		t.Fatal("no case had a padding batch to check")
+	}
+	t.Logf("%d padding batches checked", allPadding)
+}

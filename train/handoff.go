@@ -79,6 +79,9 @@ func Run(l *prefetch.Loader, o Options) (Stats, error) {
 		return Stats{}, err
 	}
 	st, err := h.run()
+	if errors.Is(err, errStoppedEarly) {
+		err = nil
+	}
 	if err != nil {
 		h.child.stop()
 	}
@@ -252,7 +255,8 @@ func (h *handoff) readAcks() (chan ack, chan struct{}) {
 }
 
 // trainerGone says why the trainer closed the socket before the end: it
-// exited (0: it stopped early) or it closed the socket and did not exit.
+// exited (0: it stopped early, errStoppedEarly) or it closed the socket
+// and did not exit.
 func (h *handoff) trainerGone() error {
 	select {
 	case <-h.child.done:
@@ -263,16 +267,24 @@ func (h *handoff) trainerGone() error {
 		return fmt.Errorf("train: %w", err)
 	}
 	h.stats.StoppedEarly = true
-	return nil
+	return errStoppedEarly
 }
 
-// trainerGoneOr explains a failed send by the trainer's end, if it ended.
+// errStoppedEarly ends the hand-off's loop when the trainer exited 0
+// before the last batch: Run returns no error then.
+var errStoppedEarly = errors.New("train: the trainer stopped early")
+
+// trainerGoneOr explains a failed send by the trainer's end, if it ended:
+// a trainer that exited 0 stopped early (errStoppedEarly, as trainerGone
+// says), one that failed says how.
 func (h *handoff) trainerGoneOr(err error) error {
 	select {
 	case <-h.child.done:
 		if xerr := h.child.exited(); xerr != nil {
 			return fmt.Errorf("train: %w", xerr)
 		}
+		h.stats.StoppedEarly = true
+		return errStoppedEarly
 	case <-time.After(killGrace):
 	}
 	return err

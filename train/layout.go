@@ -33,6 +33,8 @@ type batchMsg struct {
 	Epoch       int                 `json:"epoch"`
 	Number      int64               `json:"number"`
 	Seq         int64               `json:"seq"`
+	Items       int                 `json:"items"`
+	Padding     bool                `json:"padding"`
 	EndOfEpoch  bool                `json:"end_of_epoch"`
 	LastOfEpoch bool                `json:"last_of_epoch"`
 	New         []newBuffer         `json:"new,omitempty"`
@@ -156,7 +158,7 @@ func (h *handoff) layout(k int, b *prefetch.Batch) (*batchMsg, []int, error) {
 		return nil, nil, err
 	}
 	dt, row := h.rowType, h.rowShape
-	msg := &batchMsg{Type: "batch", Slot: k, Seq: b.Seq, Kind: b.Kind, Epoch: b.Epoch, Number: b.Number,
+	msg := &batchMsg{Type: "batch", Slot: k, Seq: b.Seq, Kind: b.Kind, Epoch: b.Epoch, Number: b.Number, Items: b.Items(), Padding: b.Padding,
 		EndOfEpoch: b.EndOfEpoch, LastOfEpoch: b.LastOfEpoch,
 		X: arrayRef{Buf: xid, DType: dt.Descr(), Shape: append([]int64{int64(b.Rows)}, row...)}, Blocks: blocks, Arrays: refs}
 	msg.Update = updateMsg{Buffer: b.Buffer, Rows: b.Rows}

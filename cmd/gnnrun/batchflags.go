@@ -207,6 +207,9 @@ func (f *batchFlags) describe(e *env, s *shard.Served, pl *sampler.Plan, cmd, ho
 	if st.Empty > 0 {
 		empty = fmt.Sprintf(" (+%d empty, padding ranks)", st.Empty)
 	}
+	if st.Padded > 0 {
+		empty = fmt.Sprintf(" (+%d of %s repeated from the epoch's start, padding ranks)", st.Padded, what)
+	}
 	if n := pl.BatchesPerEpoch(); n < st.PerRank {
 		run = fmt.Sprintf(" (%s run)", report.Count(n))
 	}

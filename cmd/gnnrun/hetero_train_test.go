@@ -95,15 +95,27 @@ func TestTrainHeteroBatchesUnderMPI(t *testing.T) {
 // Chance is 0.25; at P = 2 the features alone give 0.42 (every edge
 // type's fanouts 0), bought_by alone 0.49, follows alone 0.76, both 0.87
 // (0.88 at P = 1): a test accuracy above 0.8 means both relations reach
-// the model, typed, and the items' embeddings learn.
+// the model, typed, and the items' embeddings learn. At P = 2 it also
+// runs on the GPU's code path (--device cpu --mirror: the features in a
+// persistent tensor each batch's update keeps current), which must score
+// exactly as the host views do.
 func TestTrainRGCNLearnsUnderMPI(t *testing.T) {
 	needPython(t, true)
 	_, parts := heteroGraph(t, "--scale", "12", "--edge-factor", "8", "--feat-dim", "16", "--item-feat-dim", "-1",
 		"--classes", "4", "--planted", "0.6", "--seed", "3")
 	example, _ := filepath.Abs(filepath.Join("..", "..", "examples", "rgcn.py"))
-	for _, np := range []int{1, 2} {
-		r := mustRun(t, np, "train", parts, "--fanouts", "10,10", "--batch-size", "128", "--epochs", "6", "--seed", "2",
-			"--", pythonBin, example, "--lr", "0.02")
+	var host float64
+	for _, c := range []struct {
+		np     int
+		mirror bool
+	}{{1, false}, {2, false}, {2, true}} {
+		np := c.np
+		args := []string{"train", parts, "--fanouts", "10,10", "--batch-size", "128", "--epochs", "6", "--seed", "2",
+			"--", pythonBin, example, "--lr", "0.02"}
+		if c.mirror {
+			args = append(args, "--device", "cpu", "--mirror")
+		}
+		r := mustRun(t, np, args...)
 		var res struct {
 			TestAcc float64 `json:"test_acc"`
 			Epochs  int     `json:"epochs"`
@@ -114,5 +126,9 @@ func TestTrainRGCNLearnsUnderMPI(t *testing.T) {
 		if res.Epochs != 6 || res.Ranks != np || res.TestAcc < 0.8 {
 			t.Errorf("P=%d: %+v; want 6 epochs on %d ranks and a test accuracy above 0.8\n%s", np, res, np, r.stdout)
 		}
+		if c.mirror && res.TestAcc != host {
+			t.Errorf("P=%d --mirror: test accuracy %v, the host views' %v", np, res.TestAcc, host)
+		}
+		host = res.TestAcc
 	}
 }

@@ -29,6 +29,7 @@ type trainArgs struct {
 	eval, evalFanouts string
 	evalBatch         int
 	evalEvery         int
+	pad               string
 	tag, ids          bool
 }
 
@@ -42,9 +43,19 @@ func init() {
 		help: `Every rank serves its partitions, runs the mini-batch pipeline (as gnnrun
 loader does: sample, gather, copy to the device reusing the rows already
 there) and starts CMD as its child, the rank's trainer, which takes the
-batches with the Python client (import gnnrun; for batch in
-gnnrun.batches(): ...; gnnrun puts the client on the trainer's PYTHONPATH,
-from $TMPDIR/gnnrun-<uid>, a directory it checks only you can write).
+batches with the Python client, one loader per split as DGL and PyG
+scripts hold them (import gnnrun; train_loader = gnnrun.loader("train");
+val_loader = gnnrun.loader("val"); each for over train_loader is the next
+epoch; gnnrun puts the client on the trainer's PYTHONPATH, from
+$TMPDIR/gnnrun-<uid>, a directory it checks only you can write).
+
+Padding (--pad): every rank runs as many training batches an epoch. With
+repeat (the default), a rank past the epoch's last seeds runs a full batch
+of seeds repeated from the epoch's start (as PyTorch's DistributedSampler
+pads; those seeds count twice in that epoch's gradient), so no training
+batch is empty; no trainer is handed an empty evaluation batch either (a
+rank's evaluation loader has fewer batches instead). With empty, those
+ranks get empty batches, evaluation's included.
 
 The trainer's environment has what torch.distributed.init_process_group
 needs (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE; MASTER_ADDR and
@@ -60,8 +71,7 @@ and labels a shared slot; the trainer says when it is done with a batch.
 
 Evaluation: after every --eval-every epochs and after the last, the batches
 of each --eval set follow the epoch's training batches, every node of the
-set in exactly one batch (ranks past the last item get empty batches, so
-all ranks get as many), sampled with --eval-fanouts (default: --fanouts)
+set in exactly one batch over the ranks, sampled with --eval-fanouts (default: --fanouts)
 and their own seed. --eval names node masks (link tasks: edge masks); each
 set is named by its mask without "_mask" or "_edge" (val_mask: "val"). The default
 "auto" takes val_mask and test_mask where the graph has them; "none" takes
@@ -85,6 +95,7 @@ rank; --ids adds each batch's arrays in the input graph's IDs (as sample
 			fs.StringVar(&f.evalFanouts, "eval-fanouts", "", "fanouts of the evaluation batches (default: --fanouts)")
 			fs.IntVar(&f.evalBatch, "eval-batch-size", 0, "seeds per evaluation batch (default: --batch-size)")
 			fs.IntVar(&f.evalEvery, "eval-every", 1, "evaluate after every this many epochs (and after the last)")
+			fs.StringVar(&f.pad, "pad", "repeat", "what ranks past the epoch's last training seeds get: repeat (full batches of seeds repeated from the epoch's start, as DistributedSampler pads) or empty (empty batches, handed over, evaluation's too)")
 			fs.BoolVar(&f.tag, "tag-output", false, "prefix every line the trainer writes with [rank R]")
 			fs.BoolVar(&f.ids, "ids", false, "add each batch's arrays in input IDs (ids/seeds, ids/src_0, ...), as sample --dump writes them")
 		},
@@ -103,6 +114,9 @@ func runTrain(e *env, args []string) error {
 	}
 	if f.evalEvery < 1 {
 		return fmt.Errorf("--eval-every %d: must be at least 1", f.evalEvery)
+	}
+	if f.pad != "repeat" && f.pad != "empty" {
+		return fmt.Errorf("--pad %q: want repeat or empty", f.pad)
 	}
 	o.EvalEvery = f.evalEvery
 	o.Sampler.OrigEIDs = f.ids
@@ -204,6 +218,9 @@ type trainRun struct {
 func (t *trainRun) start(o prefetch.Options) error {
 	e := t.e
 	pl, err := t.f.plan(e.comm, t.served, &o.Sampler)
+	if err == nil && t.f.pad == "repeat" {
+		err = pl.Pad(e.comm, t.served)
+	}
 	if err != nil {
 		return err
 	}
@@ -226,14 +243,19 @@ func (t *trainRun) start(o prefetch.Options) error {
 			return err
 		}
 	}
-	var evals []map[string]any
+	evals := []map[string]any{} // [] in the hello, not null
 	names := []string{}
 	for _, s := range o.Eval {
-		evals = append(evals, map[string]any{"name": s.Name, "batches": s.Plan.BatchesPerEpoch()})
+		// The trainer is handed no empty evaluation batch unless --pad empty.
+		n := s.Plan.Filled()
+		if t.f.pad == "empty" {
+			n = s.Plan.BatchesPerEpoch()
+		}
+		evals = append(evals, map[string]any{"name": s.Name, "batches": n})
 		names = append(names, s.Name)
 	}
-	t.hello = map[string]any{"rank": e.comm.Rank(), "world_size": e.comm.Size(), "task": t.f.task, "epochs": o.Epochs,
-		"batches_per_epoch": pl.BatchesPerEpoch(), "eval": evals, "eval_every": o.EvalEvery, "classes": classes,
+	t.hello = map[string]any{"rank": e.comm.Rank(), "world_size": e.comm.Size(), "task": t.f.task, "epochs": o.Epochs, "start_epoch": 0,
+		"batches_per_epoch": pl.BatchesPerEpoch(), "eval": evals, "eval_every": o.EvalEvery, "pad": t.f.pad, "classes": classes,
 		"fanouts": o.Sampler.Fanouts, "device": t.device, "device_buffers": t.l.DeviceBuffers()}
 	t.f.describe(e, t.served, pl, "train", t.l.HostGraphOff())
 	e.printf("  trainer's device %s (rank 0), cache %s, evaluation sets %v every %d epochs, trainer: %s\n",

@@ -100,20 +100,33 @@ func TestTrainLearnsUnderMPI(t *testing.T) {
 // at 2 ranks: an edge joins mostly nodes of one class and a negative
 // mostly nodes of two, so scores of the last epoch's batches well above
 // chance (AUC 0.5) mean the link batches carry the graph to the model.
+// It runs with the host views and on the GPU's code path (--device cpu
+// --mirror), which must score exactly alike.
 func TestTrainLinkExampleUnderMPI(t *testing.T) {
 	needPython(t, true)
 	parts := plantedDir(t, 64, "0.9")
 	example, _ := filepath.Abs(filepath.Join("..", "..", "examples", "link.py"))
-	r := mustRun(t, 2, "train", parts, "--task", "link", "--negatives", "3", "--exclude", "reverse", "--fanouts", "5,5",
-		"--batch-size", "256", "--epochs", "8", "--batches-per-epoch", "20", "--", pythonBin, example, "--hidden", "32", "--lr", "0.01")
-	var res struct {
-		AUC    float64 `json:"train_auc"`
-		MRR    float64 `json:"train_mrr"`
-		Epochs int     `json:"epochs"`
-	}
-	lastJSON(t, r.stdout, &res)
-	if res.Epochs != 8 || res.AUC <= 0.7 || res.MRR <= 0 {
-		t.Errorf("%+v; want 8 epochs and an AUC above 0.7\n%s", res, r.stdout)
+	var host float64
+	for _, mirror := range []bool{false, true} {
+		args := []string{"train", parts, "--task", "link", "--negatives", "3", "--exclude", "reverse", "--fanouts", "5,5",
+			"--batch-size", "256", "--epochs", "8", "--batches-per-epoch", "20", "--", pythonBin, example, "--hidden", "32", "--lr", "0.01"}
+		if mirror {
+			args = append(args, "--device", "cpu", "--mirror")
+		}
+		r := mustRun(t, 2, args...)
+		var res struct {
+			AUC    float64 `json:"train_auc"`
+			MRR    float64 `json:"train_mrr"`
+			Epochs int     `json:"epochs"`
+		}
+		lastJSON(t, r.stdout, &res)
+		if res.Epochs != 8 || res.AUC <= 0.7 || res.MRR <= 0 {
+			t.Errorf("mirror %v: %+v; want 8 epochs and an AUC above 0.7\n%s", mirror, res, r.stdout)
+		}
+		if mirror && res.AUC != host {
+			t.Errorf("--mirror: AUC %v, the host views' %v", res.AUC, host)
+		}
+		host = res.AUC
 	}
 }
 

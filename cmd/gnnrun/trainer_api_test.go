@@ -17,6 +17,8 @@ type apiRun struct {
 		Kind          string
 		Epoch, Number int
 		Seq           int64
+		Items         int
+		Padding       bool
 		EndOfEpoch    bool `json:"end_of_epoch"`
 		LastOfEpoch   bool `json:"last_of_epoch"`
 	}
@@ -26,6 +28,7 @@ type apiRun struct {
 	MirrorChecked  int      `json:"mirror_checked"`
 	MirrorBad      []string `json:"mirror_bad"`
 	Stats          struct {
+		Skipped     int   `json:"skipped"`
 		BytesCopied int64 `json:"bytes_copied"`
 		BytesFull   int64 `json:"bytes_full"`
 		BytesHot    int64 `json:"bytes_hot"`
@@ -71,7 +74,10 @@ func runAPITrainer(t *testing.T, parts, feat string, np int, mode string, env []
 	for _, n := range shmEntries(t) {
 		before[n] = true
 	}
-	args := append([]string{"train", parts, "--fanouts", "4,3", "--batch-size", "16", "--epochs", "3", "--seed", "5", "--ids"}, flags...)
+	// Batches of 24: 7 training batches an epoch, 3 of val and 3 of test,
+	// so at 2 ranks one rank's last training batch pads it and one
+	// evaluation batch of each set is empty (not handed over).
+	args := append([]string{"train", parts, "--fanouts", "4,3", "--batch-size", "24", "--epochs", "3", "--seed", "5", "--ids"}, flags...)
 	args = append(args, "--", pythonBin, script, mode)
 	// OpenMPI's shared-memory segments go to a folder of this run's, so
 	// that other jobs' in /dev/shm are not taken for this one's.
@@ -117,10 +123,11 @@ func runAPITrainer(t *testing.T, parts, feat string, np int, mode string, env []
 	return runs
 }
 
-// checkStream checks one rank's batches: numbered 0, 1, 2, ... with none
-// lost or repeated, every epoch's batches together and in order, each
-// epoch's training batches before its evaluation batches, the marks on
-// the right batches, and block 0's rows all the input's.
+// checkStream checks one rank's batches: in stream order (seq rising;
+// gaps only where an empty evaluation batch was not handed over), none
+// empty, every epoch's batches together and in order, each epoch's
+// training batches before its evaluation batches, the marks on the right
+// batches, and block 0's rows all the input's.
 func checkStream(t *testing.T, what string, r apiRun, epochs int) {
 	t.Helper()
 	if r.CheckedEdges == 0 || r.BadEdges != 0 {
@@ -129,13 +136,20 @@ func checkStream(t *testing.T, what string, r apiRun, epochs int) {
 	lastEpoch, lastKind := 0, "train"
 	for i, b := range r.Batches {
 		switch {
-		case b.Seq != int64(i):
+		case i > 0 && b.Seq <= r.Batches[i-1].Seq, i == 0 && b.Seq != 0:
 			t.Fatalf("%s: batch %d of the stream has seq %d", what, i, b.Seq)
+		case i > 0 && b.Kind == "train" && r.Batches[i-1].Kind == "train" && r.Batches[i-1].Epoch == b.Epoch && b.Seq != r.Batches[i-1].Seq+1:
+			t.Fatalf("%s: training batch %d of the stream has seq %d after %d: a training batch was not handed over", what, i, b.Seq, r.Batches[i-1].Seq)
+		case b.Items == 0:
+			t.Fatalf("%s: batch %d (%s, epoch %d) is empty", what, i, b.Kind, b.Epoch)
 		case b.Epoch < lastEpoch || (b.Epoch == lastEpoch && b.Kind == "train" && lastKind != "train"):
 			t.Fatalf("%s: %s batch of epoch %d after a %s batch of epoch %d", what, b.Kind, b.Epoch, lastKind, lastEpoch)
 		}
 		next := i+1 < len(r.Batches)
-		if want := !next || r.Batches[i+1].Epoch != b.Epoch; b.LastOfEpoch != want {
+		// The epoch's last batch, if an empty evaluation batch left out
+		// after it was not.
+		last := !next || r.Batches[i+1].Epoch != b.Epoch
+		if b.LastOfEpoch && !last || !b.LastOfEpoch && last && b.Kind == "train" {
 			t.Errorf("%s: batch %d (%s, epoch %d): last_of_epoch %v", what, i, b.Kind, b.Epoch, b.LastOfEpoch)
 		}
 		if want := b.Kind == "train" && (!next || r.Batches[i+1].Kind != "train" || r.Batches[i+1].Epoch != b.Epoch); b.EndOfEpoch != want {
@@ -145,6 +159,27 @@ func checkStream(t *testing.T, what string, r apiRun, epochs int) {
 	}
 	if lastEpoch != epochs-1 {
 		t.Errorf("%s: the stream ended at epoch %d of %d", what, lastEpoch, epochs)
+	}
+}
+
+// checkPaddedAndSkipped checks that a 2-rank run of runAPITrainer's split
+// (7 training batches, 3 of each evaluation set) padded one rank's
+// training epochs (3 batches of repeated seeds, one an epoch) and left
+// out the empty evaluation batches (6 in the 2 epochs that evaluate: the
+// first and the last), on the rank that got them.
+func checkPaddedAndSkipped(t *testing.T, what string, runs []apiRun) {
+	t.Helper()
+	padded, skipped := 0, 0
+	for _, r := range runs {
+		skipped += r.Stats.Skipped
+		for _, b := range r.Batches {
+			if b.Padding {
+				padded++
+			}
+		}
+	}
+	if padded != 3 || skipped < 4 {
+		t.Errorf("%s: %d padding batches (want 3, one an epoch) and %d batches skipped (want the empty evaluation ones)", what, padded, skipped)
 	}
 }
 
@@ -165,6 +200,9 @@ func TestTrainerLoopsUnderMPI(t *testing.T) {
 			for _, mode := range []string{"loader", "break", "exception", "context"} {
 				what := fmt.Sprintf("%s P=%d cache %s", mode, np, cache)
 				runs := runAPITrainer(t, parts, feat, np, mode, nil, "--cache", cache)
+				if np == 2 {
+					checkPaddedAndSkipped(t, what, runs)
+				}
 				for rk, r := range runs {
 					checkStream(t, fmt.Sprintf("%s rank %d", what, rk), r, 3)
 					if want == nil {

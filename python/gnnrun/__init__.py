@@ -3,28 +3,39 @@
 ``gnnrun train PARTDIR [flags] -- python3 train.py`` starts this trainer on
 every rank, with the ``torch.distributed`` variables set (RANK, WORLD_SIZE,
 LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT) and gnnrun's
-control socket as file descriptor GNNRUN_CONTROL_FD. Then, as with a
-PyTorch ``DataLoader``::
+control socket as file descriptor GNNRUN_CONTROL_FD. Then, as with DGL's
+and PyG's loaders, one per split::
 
     import gnnrun
-    loader = gnnrun.loader()
-    for epoch in range(hello["epochs"]):
-        for b in loader:                    # one epoch: its training batches,
-            if b.kind == "train": ...       # then its evaluation batches
+    train_loader = gnnrun.loader("train")
+    val_loader = gnnrun.loader("val")       # the sets of gnnrun train --eval
+    for epoch in range(gnnrun.hello()["epochs"]):
+        for b in train_loader:              # one epoch's training batches
             tb = b.torch()                  # x read-only, zero-copy
             h = conv(tb.blocks[0], (tb.x, tb.x[:tb.blocks[0].num_dst]))
+            loss = F.cross_entropy(model(tb.blocks, tb.x), tb.y)
+        for b in val_loader: ...            # that epoch's validation batches
 
-or ``for b in gnnrun.batches(): ...`` over the whole run. ``break``, an
-exception or a new loop all release the batch held, and the next loop goes
-on where the stream is.
+Each ``for`` over the training loader is the next epoch; ``break`` or an
+exception drops the rest of it. An evaluation loader gives the batches of
+its set that follow the last training epoch begun (every node of the set
+in exactly one batch over the ranks); evaluation batches nobody asks for
+are skipped. ``len(loader)`` is that loader's batches per epoch on this
+rank. No training batch is empty: ranks past the epoch's last seeds get
+full batches of seeds repeated from the epoch's start (``b.padding``), as
+PyTorch's DistributedSampler pads (``gnnrun train --pad empty`` gives
+those ranks empty batches instead), and no rank is handed an empty
+evaluation batch. ``for b in gnnrun.batches()`` runs over the whole
+stream, every kind, in order (``b.kind`` tells them apart).
 
 Block 0 follows DGL's and PyG's layout: ``x[:num_dst]`` are its
-destinations' rows, and edge i reads ``x[src[i]]`` and ``x[dst[i]]``.
+destinations' rows, and edge i reads ``x[src[i]]`` and ``x[dst[i]]``;
+``block.edge_index`` is PyG's ``[2, E]`` (source row, destination row).
 
 On the host nothing is copied on this side: ``batch.x`` is a read-only
 view of the device cache's buffer, and the other arrays are read-only views
 of a shared slot. On a GPU (``gnnrun train --device``, or
-``batches(device="cuda")``) ``b.torch().x`` is a persistent device tensor
+``loader(device="cuda")``) ``b.torch().x`` is a persistent device tensor
 per gnnrun buffer that each batch's update keeps equal to it, copying only
 the rows gnnrun copied (``gnnrun._device``). A batch is valid until the
 next one is asked for or the loop that gave it ends (its memory is reused
@@ -43,6 +54,7 @@ import sys
 import threading
 import time
 import warnings
+import weakref
 
 import numpy as np
 
@@ -68,10 +80,26 @@ class Block:
     (None when the graph has one edge type).
     """
 
-    __slots__ = ("src", "dst", "num_src", "num_dst", "etype")
+    __slots__ = ("src", "dst", "num_src", "num_dst", "etype", "_edge_index")
 
     def __init__(self, src, dst, num_src, num_dst, etype=None):
         self.src, self.dst, self.num_src, self.num_dst, self.etype = src, dst, num_src, num_dst, etype
+        self._edge_index = None
+
+    @property
+    def edge_index(self):
+        """The edges as PyG's ``edge_index``: a [2, E] int64 array (a
+        tensor, on the batch's device, for ``Batch.torch()``'s blocks) of
+        (source row, destination row), so a PyG layer takes the block as
+        ``conv((x_src, x_dst), block.edge_index, size=(num_src, num_dst))``."""
+        if self._edge_index is None:
+            if isinstance(self.src, np.ndarray):
+                self._edge_index = np.stack([self.src.astype(np.int64), self.dst.astype(np.int64)])
+            else:
+                import torch
+
+                self._edge_index = torch.stack([self.src.long(), self.dst.long()])
+        return self._edge_index
 
     def __repr__(self):
         return "Block(%d -> %d nodes, %d edges)" % (self.num_src, self.num_dst, len(self.src))
@@ -83,7 +111,11 @@ class Batch:
 
     kind: "train", or the evaluation set's name ("val", "test").
     epoch, number: its epoch and its number in the epoch's split.
-    seq: its place in this trainer's stream (0, 1, 2, ...).
+    padding: a training batch that pads a rank past the epoch's last
+        seeds, with seeds repeated from the epoch's start (their second
+        time in the epoch).
+    seq: its place in gnnrun's stream for this rank (increasing; batches
+        skipped leave gaps).
     end_of_epoch: the last training batch of its epoch.
     last_of_epoch: the epoch's last batch of any kind (its last evaluation
         batch when evaluation sets follow the epoch).
@@ -111,6 +143,8 @@ class Batch:
         self.epoch = msg["epoch"]
         self.number = msg["number"]
         self.seq = msg["seq"]
+        self.items = msg.get("items")
+        self.padding = msg.get("padding", False)
         self.end_of_epoch = msg["end_of_epoch"]
         self.last_of_epoch = msg["last_of_epoch"]
         self.slot = msg["slot"]
@@ -168,7 +202,7 @@ class Batch:
         everything is copied there."""
         import torch
 
-        dev = torch.device(device) if device is not None else self._device
+        dev = _torch_device(torch, device) if device is not None else self._device
 
         def t(a, long=False):
             if a is None:
@@ -177,7 +211,7 @@ class Batch:
             return out.to(dev) if dev is not None else out
 
         tb = TorchBatch()
-        for k in ("kind", "epoch", "number", "seq", "end_of_epoch", "last_of_epoch", "num_seeds"):
+        for k in ("kind", "epoch", "number", "seq", "padding", "end_of_epoch", "last_of_epoch", "num_seeds"):
             setattr(tb, k, getattr(self, k))
         if self._dev_x is not None and dev == self._device:
             tb.x = _readonly_view(self._dev_x)
@@ -212,6 +246,15 @@ class TorchBatch:
 
     def __repr__(self):
         return "TorchBatch(%s, epoch %d, number %d, %s)" % (self.kind, self.epoch, self.number, self.blocks)
+
+
+def _torch_device(torch, device):
+    """device as a torch.device with its index: "cuda" is the current
+    GPU ("cuda:N"), so that it compares equal to the pass's device."""
+    d = torch.device(device)
+    if d.type == "cuda" and d.index is None:
+        d = torch.device("cuda", torch.cuda.current_device() if torch.cuda.is_available() else 0)
+    return d
 
 
 class _Types:
@@ -351,6 +394,64 @@ class _Channel:
             raise RuntimeError("gnnrun: unexpected first message %r (protocol %d expected): "
                                "is this client as new as the gnnrun binary?" % (self.hello, PROTOCOL))
         self.types = _Types(self.hello)
+        # Where the stream is: a batch's position is (epoch, its kind's
+        # place: train first, then the evaluation sets in --eval order).
+        self.kinds = ["train"] + [e["name"] for e in self.hello.get("eval") or []]
+        self.consumed = (-1, -1)  # the position of the last batch handed out or skipped
+        self.skipped = 0
+        self.next_train = self.hello.get("start_epoch", 0)  # the epoch the next training pass takes
+        self.last_train = None  # the epoch of the last training pass begun
+        self.train_pass = None  # a weak reference to that pass
+        self.eval_passes = set()  # (set, epoch) of the evaluation passes begun
+        self.warned_past = False
+
+    def position(self, b):
+        return (b.epoch, self.kinds.index(b.kind))
+
+    def unwanted(self, b):
+        """An evaluation batch with nothing in it, which no loop is handed
+        (unless gnnrun train --pad empty)."""
+        return b.kind != "train" and b.items == 0 and self.hello.get("pad") != "empty"
+
+    def per_epoch(self, split):
+        """The batches of split this trainer is handed per epoch."""
+        if split == "train":
+            return self.hello["batches_per_epoch"]
+        for e in self.hello.get("eval") or []:
+            if e["name"] == split:
+                return e["batches"]
+        raise ValueError("gnnrun: no split %r: this run has %s (gnnrun train --eval names the evaluation sets)"
+                         % (split, ", ".join(repr(k) for k in self.kinds)))
+
+    def evaluates(self, epoch):
+        """Whether the evaluation sets follow epoch (gnnrun train --eval-every)."""
+        h = self.hello
+        every = h.get("eval_every", 1)
+        return bool(h.get("eval")) and ((epoch + 1) % every == 0 or epoch == h["epochs"] - 1)
+
+    def skip(self, b):
+        """Releases b unseen: a batch no loop asked for."""
+        self.consumed = max(self.consumed, self.position(b))
+        self.skipped += 1
+        self.release(b)
+
+    def seek(self, target, side):
+        """The stream's next batch at position target, skipping (releasing)
+        those before it and the unwanted; None when the next is past it
+        (it stays for a later pass) or the stream has ended."""
+        while True:
+            b = self.take(side)
+            if b is None:
+                return None
+            pos = self.position(b)
+            if pos < target or self.unwanted(b):
+                self.skip(b)
+                continue
+            if pos > target:
+                self.pending = b
+                return None
+            self.consumed = pos
+            return b
 
     def recv(self):
         t0 = time.perf_counter()
@@ -398,9 +499,7 @@ class _Channel:
 
         from . import _device
 
-        d = torch.device(device)
-        if d.type == "cuda" and d.index is None:
-            d = torch.device("cuda", torch.cuda.current_device() if torch.cuda.is_available() else 0)
+        d = _torch_device(torch, device)
         if d not in self.sides:
             side = _device.DeviceSide(torch, d, self.hello)
             for buf in self.seen:
@@ -491,18 +590,18 @@ def hello():
 
 
 class _Pass:
-    """One pass over the stream: an iterator that hands out batches until
-    the end of the run (or, for one epoch, after the epoch's last batch),
-    and releases the batch it gave last when asked for the next, when it
+    """One pass over the stream: an iterator that hands out batches, and
+    releases the batch it gave last when asked for the next, when it
     stops, when closed, or when dropped (``break``, an exception). On a
     device it fetches the next batch ahead when gnnrun has sent it, so
     that batch's copy runs while the trainer's work on this one does; a
-    batch fetched ahead stays for the next pass."""
+    batch fetched ahead stays for the next pass. This one hands out every
+    batch of the stream but the unwanted (Channel.unwanted), until the
+    end; _SplitPass hands out one epoch of one split."""
 
-    def __init__(self, one_epoch, device=None, mirror=False):
+    def __init__(self, device=None, mirror=False):
         self.ch = _get()
         self.side = self.ch.side(device, mirror)
-        self.one_epoch = one_epoch
         self.done = False
         self.mine = None  # the batch this pass handed out last
 
@@ -513,14 +612,10 @@ class _Pass:
         ch = self.ch
         ch.release_current()  # whichever pass handed it out
         self.mine = None
-        if self.done:
-            raise StopIteration
-        b = ch.take(self.side)
+        b = None if self.done else self._next()
         if b is None:
             self.done = True
             raise StopIteration
-        if self.one_epoch and b.last_of_epoch:
-            self.done = True
         ch.current = self.mine = b
         if self.side is not None:
             # Fetch the next batch ahead only if gnnrun has sent it: waiting
@@ -530,6 +625,18 @@ class _Pass:
                 ch.pending = ch.take(self.side)
                 ch.ahead += ch.pending is not None
             self.side.ready(b)
+        return b
+
+    def _next(self):
+        """The next batch to hand out, or None."""
+        ch = self.ch
+        while True:
+            b = ch.take(self.side)
+            if b is None or not ch.unwanted(b):
+                break
+            ch.skip(b)
+        if b is not None:
+            ch.consumed = max(ch.consumed, ch.position(b))
         return b
 
     def close(self):
@@ -553,49 +660,115 @@ class _Pass:
             pass
 
 
-class Loader:
-    """Re-iterable like a PyTorch ``DataLoader``: each ``for b in loader``
-    is one epoch's batches, the training batches then the evaluation
-    batches that follow that epoch (``b.kind`` tells them apart), picking
-    up where the stream is. ``len(loader)`` is the batches of an epoch
-    that evaluates."""
+class _SplitPass(_Pass):
+    """One epoch of one split: a training pass takes the next epoch; an
+    evaluation pass, the set's batches after the last training epoch
+    begun. Batches before them in the stream are skipped."""
 
-    def __init__(self, device=None, mirror=False):
-        self.device, self.mirror = device, mirror
+    def __init__(self, split, device=None, mirror=False):
+        super().__init__(device, mirror)
+        ch = self.ch
+        self.split, self.left = split, ch.per_epoch(split)
+        if split == "train":
+            self.epoch = ch.next_train
+            ch.next_train += 1
+            # A weak reference: a pass left by break must be dropped (and
+            # release its batch) as the loop ends.
+            ch.last_train, ch.train_pass = self.epoch, weakref.ref(self)
+            if self.epoch >= ch.hello["epochs"]:
+                self.left = 0
+                if not ch.warned_past:
+                    ch.warned_past = True
+                    warnings.warn("gnnrun: the run has %d epochs (gnnrun train --epochs): training pass %d gets no "
+                                  "batches" % (ch.hello["epochs"], self.epoch + 1), RuntimeWarning, stacklevel=3)
+        else:
+            self.epoch = self._eval_epoch()
+        self.target = (self.epoch, ch.kinds.index(split))
+
+    def _eval_epoch(self):
+        """The epoch whose batches of this evaluation set this pass takes;
+        RuntimeError when the stream cannot give them."""
+        ch, split = self.ch, self.split
+        e = ch.last_train
+        if e is None:
+            raise RuntimeError("gnnrun: loader(%r) gives the %s batches that follow a training epoch: iterate "
+                               "loader('train') first" % (split, split))
+        tp = ch.train_pass() if ch.train_pass is not None else None
+        if tp is not None and not tp.done:
+            raise RuntimeError("gnnrun: loader(%r) inside the training loop of epoch %d: the %s batches follow all "
+                               "of the epoch's training batches; evaluate after the training loop, or break out "
+                               "of it first" % (split, e, split))
+        if not ch.evaluates(e):
+            raise RuntimeError("gnnrun: no %s batches follow epoch %d: gnnrun train --eval-every %d evaluates after "
+                               "every %d-th epoch and the last" % (split, e, ch.hello.get("eval_every", 1),
+                                                                   ch.hello.get("eval_every", 1)))
+        if (split, e) in ch.eval_passes:
+            raise RuntimeError("gnnrun: loader(%r) was iterated already after epoch %d: each evaluation batch is "
+                               "handed out once; take everything you need from it in one pass" % (split, e))
+        if ch.consumed > (e, ch.kinds.index(split)):
+            raise RuntimeError("gnnrun: the %s batches of epoch %d have gone by: iterate the evaluation loaders in "
+                               "the order of gnnrun train --eval (%s)" % (split, e, ", ".join(ch.kinds[1:])))
+        ch.eval_passes.add((split, e))
+        return e
+
+    def _next(self):
+        if self.left <= 0:
+            return None
+        b = self.ch.seek(self.target, self.side)
+        if b is not None:
+            self.left -= 1
+        return b
+
+
+class Loader:
+    """One split's batches, re-iterable like a PyTorch ``DataLoader``:
+    each ``for b in loader`` is one epoch. The training loader's next
+    ``for`` is the next epoch; an evaluation loader's gives its set's
+    batches after the last training epoch begun. ``len(loader)`` is the
+    split's batches per epoch on this rank (never an empty one)."""
+
+    def __init__(self, split="train", device=None, mirror=False):
+        self.split, self.device, self.mirror = split, device, mirror
+        _get().per_epoch(split)  # an unknown split fails here
 
     def __iter__(self):
-        return _Pass(True, self.device, self.mirror)
+        return _SplitPass(self.split, self.device, self.mirror)
 
     def __len__(self):
-        h = _get().hello
-        return h["batches_per_epoch"] + sum(e["batches"] for e in h.get("eval", []))
+        return _get().per_epoch(self.split)
+
+    def __repr__(self):
+        return "gnnrun.Loader(%r, %d batches an epoch)" % (self.split, len(self))
 
 
-def loader(device=None, mirror=False):
-    """The run's batches, an epoch per iteration: ``for epoch in ...: for
-    b in loader: ...``. device and mirror as for batches()."""
-    return Loader(device, mirror)
+def loader(split="train", device=None, mirror=False):
+    """The batches of one split, an epoch per iteration, as DGL and PyG
+    scripts hold them: ``train_loader = gnnrun.loader("train")``,
+    ``val_loader = gnnrun.loader("val")``; the evaluation sets are those
+    of ``gnnrun train --eval`` (named by their masks without "_mask":
+    "val", "test"). device and mirror as for batches()."""
+    return Loader(split, device, mirror)
 
 
 def batches(device=None, mirror=False):
     """An iterator over every batch gnnrun hands this trainer, in order,
-    until the end of the run. Asking for the next batch, leaving the loop
-    (break, an exception) or close() releases the batch held; a new
-    ``batches()`` goes on where the stream is.
+    every kind (``b.kind``), until the end of the run. Asking for the next
+    batch, leaving the loop (break, an exception) or close() releases the
+    batch held; a new ``batches()`` goes on where the stream is.
 
     device: where ``b.torch()`` puts the batch: None for the hello's
     device (``gnnrun train --device``: the rank's GPU, else "cpu"), or a
-    torch device. On a GPU, x is a persistent tensor per gnnrun buffer
-    that each batch's update keeps equal to it, copying only the rows
-    gnnrun copied (see gnnrun._device). On "cpu", x is the shared buffer
-    itself, unless mirror=True keeps the same persistent tensor on the
-    CPU (the GPU's code path, for tests)."""
-    return _Pass(False, device, mirror)
+    torch device ("cuda" is the current GPU). On a GPU, x is a persistent
+    tensor per gnnrun buffer that each batch's update keeps equal to it,
+    copying only the rows gnnrun copied (see gnnrun._device). On "cpu", x
+    is the shared buffer itself, unless mirror=True keeps the same
+    persistent tensor on the CPU (the GPU's code path, for tests)."""
+    return _Pass(device, mirror)
 
 
 def stats():
-    """This trainer's side of the hand-off: batches, seconds waiting for
-    them (wait_s), seconds turning messages into views (handoff_s),
+    """This trainer's side of the hand-off: batches received, skipped
+    (no loop asked for them), seconds waiting for them (wait_s), seconds turning messages into views (handoff_s),
     batches a device pass fetched ahead (fetched_ahead), and
     per device a pass used (devices: {name: {...}}): bytes_copied and
     rows_copied (host rows copied into the mirrors for the batches'
@@ -604,7 +777,7 @@ def stats():
     copied after batches taken elsewhere), update_s (host seconds
     applying updates)."""
     ch = _get()
-    out = {"batches": ch.count, "wait_s": ch.wait, "handoff_s": ch.handoff, "fetched_ahead": ch.ahead,
+    out = {"batches": ch.count, "skipped": ch.skipped, "wait_s": ch.wait, "handoff_s": ch.handoff, "fetched_ahead": ch.ahead,
            "devices": {str(d): s.stats() for d, s in ch.sides.items()}}
     if len(ch.sides) == 1:
         out.update(next(iter(ch.sides.values())).stats())

@@ -2,7 +2,9 @@
 """A trainer written the ways PyTorch GNN users write theirs, to test the
 client under the real `gnnrun train`. Its first argument is the loop shape:
 
-  loader      for epoch in range(E): for b in gnnrun.loader(): ...
+  loader      for epoch in range(E): for b in gnnrun.loader("train"): ...;
+              then, after an epoch that evaluates, for each evaluation
+              set: for b in gnnrun.loader(set): ...
   break       for epoch in range(E): for b in gnnrun.batches(): ...
               if b.end_of_epoch: break          (then drains the rest)
   exception   raises inside the loop every 5th batch, catches it outside,
@@ -15,7 +17,7 @@ client under the real `gnnrun train`. Its first argument is the loop shape:
   writes      every batch: tries in-place writes to x (numpy and torch),
               counts those that were accepted
 
-  switch      epochs alternate between host views and the CPU mirror
+  switch      as loader, with epochs alternating between host views and the CPU mirror
               (MIRROR=1 only): a mirror that missed batches copies its
               buffer whole, then follows the updates again
 
@@ -81,7 +83,7 @@ def check(b):
 
 
 def record(b):
-    seen.append({"kind": b.kind, "epoch": b.epoch, "number": b.number, "seq": b.seq,
+    seen.append({"kind": b.kind, "epoch": b.epoch, "number": b.number, "seq": b.seq, "items": b.items, "padding": b.padding,
                  "end_of_epoch": b.end_of_epoch, "last_of_epoch": b.last_of_epoch})
     check(b)
     check_mirror(b)
@@ -125,13 +127,36 @@ def try_writes(b):
 
 hello = gnnrun.hello()
 epochs = hello["epochs"]
+
+
+def evaluates(epoch):
+    every = hello["eval_every"]
+    return bool(hello["eval"]) and ((epoch + 1) % every == 0 or epoch == epochs - 1)
+
+
+def split_epoch(epoch, train, evals):
+    """One epoch over the split loaders: its training batches, then each
+    evaluation set's when the epoch evaluates."""
+    for b in train:
+        record(b)
+        if b.epoch != epoch or b.kind != "train":
+            sys.exit("epoch %d's training loop got a %s batch of epoch %d" % (epoch, b.kind, b.epoch))
+    if evaluates(epoch):
+        for ld in evals:
+            for b in ld:
+                record(b)
+                if b.epoch != epoch or b.kind != ld.split:
+                    sys.exit("epoch %d's %s loop got a %s batch of epoch %d" % (epoch, ld.split, b.kind, b.epoch))
+
+
+def split_loaders(**kw):
+    return gnnrun.loader("train", **kw), [gnnrun.loader(e["name"], **kw) for e in hello["eval"]]
+
+
 if mode == "loader":
-    loader = gnnrun.loader(**device)
+    train, evals = split_loaders(**device)
     for epoch in range(epochs):
-        for b in loader:
-            record(b)
-            if b.epoch != epoch:
-                sys.exit("epoch %d's loop got a batch of epoch %d" % (epoch, b.epoch))
+        split_epoch(epoch, train, evals)
 elif mode == "break":
     for epoch in range(epochs):
         for b in gnnrun.batches(**device):
@@ -181,10 +206,9 @@ elif mode == "writes":
         accepted_writes += try_writes(b)
         record(b)
 elif mode == "switch":
-    host, mirrored = gnnrun.loader(), gnnrun.loader(**device)
+    host, mirrored = split_loaders(), split_loaders(**device)
     for epoch in range(epochs):
-        for b in (mirrored if epoch % 2 == 0 else host):
-            record(b)
+        split_epoch(epoch, *(mirrored if epoch % 2 == 0 else host))
 else:
     sys.exit("unknown mode " + mode)
 
