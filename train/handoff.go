@@ -15,7 +15,7 @@ import (
 )
 
 // Protocol is the version of the control messages (README, Formats).
-const Protocol = 3
+const Protocol = 4
 
 // Array is one array of a batch as the trainer sees it.
 type Array struct {

@@ -374,6 +374,7 @@ func TestTrainBadInputUnderMPI(t *testing.T) {
 		{name: "eval mask", args: []string{"train", parts, "--batch-size", "8", "--eval", "nosuch_mask", "--", "true"}, want: "--eval nosuch_mask"},
 		{name: "eval every", args: []string{"train", parts, "--eval-every", "0", "--", "true"}, want: "--eval-every 0"},
 		{name: "device", args: []string{"train", parts, "--device", "tpu", "--", "true"}, want: `--device "tpu": want auto, cuda or cpu`},
+		{name: "pad", args: []string{"train", parts, "--pad", "zero", "--", "true"}, want: `--pad "zero": want repeat or empty`},
 	})
 }
 
@@ -467,5 +468,43 @@ func TestTrainClientIsPrivateUnderMPI(t *testing.T) {
 		if _, err := os.Stat(dir); !os.IsNotExist(err) {
 			t.Errorf("the run's own client directory %s is left behind (%v)", dir, err)
 		}
+	}
+}
+
+// TestTrainPyGExampleUnderMPI runs examples/pyg_sage.py, GraphSAGE with
+// PyTorch Geometric's SAGEConv called in PyG's documented bipartite form,
+// on planted communities at 2 ranks. Where PyG is not installed (no
+// package index here), its layer is testdata/pyg_standin's: SAGEConv as
+// PyG documents it, refusing any call outside PyG's contract (x a
+// (source, destination) pair, edge_index [2, E] int64 within size), so
+// the test proves the example's calls, not PyG. Without PyG or the
+// stand-in, the job fails in seconds saying what is missing.
+func TestTrainPyGExampleUnderMPI(t *testing.T) {
+	needPython(t, true)
+	parts := plantedDir(t, 16, "0.8")
+	example, _ := filepath.Abs(filepath.Join("..", "..", "examples", "pyg_sage.py"))
+	standin, _ := filepath.Abs(filepath.Join("testdata", "pyg_standin"))
+	args := []string{"train", parts, "--fanouts", "10,10", "--batch-size", "64", "--epochs", "4", "--seed", "2",
+		"--", pythonBin, example, "--hidden", "32", "--lr", "0.01"}
+	var env []string
+	if exec.Command(pythonBin, "-c", "import torch_geometric").Run() != nil {
+		r := runGnnrun(t, 2, time.Minute, nil, args...)
+		if r.err == nil || !strings.Contains(r.stderr, "needs PyTorch Geometric") || r.elapsed > 20*time.Second {
+			t.Errorf("without PyG: want a failure within 20 s saying PyG is needed, got %v", r)
+		}
+		env = []string{"PYTHONPATH=" + standin}
+		t.Logf("PyG is not installed: its SAGEConv is the stand-in's")
+	}
+	r := runGnnrun(t, 2, 5*time.Minute, env, args...)
+	if r.err != nil {
+		t.Fatal(r)
+	}
+	var res struct {
+		TestAcc float64 `json:"test_acc"`
+		Epochs  int     `json:"epochs"`
+	}
+	lastJSON(t, r.stdout, &res)
+	if res.Epochs != 4 || res.TestAcc < 0.85 {
+		t.Errorf("%+v; want 4 epochs and a test accuracy above 0.85\n%s", res, r.stdout)
 	}
 }

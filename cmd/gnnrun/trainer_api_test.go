@@ -306,3 +306,29 @@ func checkMirror(t *testing.T, what string, r apiRun, switching bool) {
 		t.Errorf("%s: the hot cache's rows were never copied", what)
 	}
 }
+
+// TestTrainPadEmptyUnderMPI: --pad empty keeps the ranks past the last
+// seeds on empty batches and hands them over, evaluation's too: at 2
+// ranks with runAPITrainer's split (7 training batches, 3 of each
+// evaluation set), the split loaders get one empty training batch an
+// epoch and one empty batch of each set after every epoch, and none
+// padded.
+func TestTrainPadEmptyUnderMPI(t *testing.T) {
+	needPython(t, false)
+	parts, feat := apiGraph(t)
+	runs := runAPITrainer(t, parts, feat, 2, "loader", nil, "--pad", "empty")
+	empty := map[string]int{}
+	for _, r := range runs {
+		for _, b := range r.Batches {
+			if b.Padding {
+				t.Fatalf("--pad empty: a padding batch (%s, epoch %d)", b.Kind, b.Epoch)
+			}
+			if b.Items == 0 {
+				empty[b.Kind]++
+			}
+		}
+	}
+	if empty["train"] != 3 || empty["val"] != 3 || empty["test"] != 3 {
+		t.Errorf("--pad empty: empty batches handed over %v, want 3 of each kind", empty)
+	}
+}

@@ -60,7 +60,7 @@ import numpy as np
 
 __all__ = ["Batch", "Block", "Loader", "loader", "batches", "hello", "stats", "GnnrunGone"]
 
-PROTOCOL = 3
+PROTOCOL = 4
 
 
 class GnnrunGone(RuntimeError):
