@@ -72,6 +72,15 @@ func TestDryRun(t *testing.T) {
 	if f := r.Steps[4].Figures; len(f) < 4 || f[0].Value == 0 || !strings.Contains(f[0].Note, "wrong: 0") || f[2].Goal == "" || f[3].Ratio == nil {
 		t.Errorf("step 4's figures: %+v", f)
 	}
+	for _, ex := range []string{"examples/link.py's train_auc", "examples/rgcn.py's test_acc"} {
+		found := false
+		for _, f := range r.Steps[4].Figures {
+			found = found || (f.Name == ex && f.Value > 0)
+		}
+		if !found {
+			t.Errorf("step 4 has no figure %q: %+v", ex, r.Steps[4].Figures)
+		}
+	}
 	checkGPUSampling(t, o)
 	md, err := os.ReadFile(o.out + ".md")
 	if err != nil {

@@ -23,7 +23,9 @@
 //  3. gnnrun loader --device cuda --verify on a generated graph;
 //  4. gnnrun train --device cuda: the trainer's persistent GPU tensor
 //     checked batch by batch (cmd/gnnrun/testdata/api_trainer.py with
-//     MIRROR=cuda), then examples/graphsage.py on the GPU;
+//     MIRROR=cuda), then examples/graphsage.py on the GPU against the
+//     pipeline's generation alone, and examples/link.py, rgcn.py (and
+//     pyg_sage.py where PyTorch Geometric is installed) on the GPU;
 //  5. GPU neighbour sampling (cuda.GPUGraph) against the CPU sampler's
 //     edges/s on the same graph.
 //

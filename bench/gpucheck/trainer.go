@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 )
@@ -39,7 +40,54 @@ func (c *checker) trainer(st *Step) error {
 	if err := c.mirror(st, g); err != nil {
 		return err
 	}
-	return c.graphsage(st, g)
+	if err := c.graphsage(st, g); err != nil {
+		return err
+	}
+	return c.examples(st, g)
+}
+
+// examples runs the other examples on the device, as their users would
+// (--device auto; in a dry run --device cpu --mirror, the GPU's code
+// path): link.py on link batches, rgcn.py on the node task (one relation
+// here), and pyg_sage.py where PyTorch Geometric is installed. Each must
+// exit 0 with its result line.
+func (c *checker) examples(st *Step, g *graph) error {
+	device, _ := c.trainerDevice()
+	var extra []string
+	if c.o.dryRun {
+		extra = []string{"--device", "cpu", "--mirror"}
+	}
+	short := []string{"--fanouts", "10,5", "--batch-size", "512", "--epochs", "2", "--batches-per-epoch", "10", "--device", device}
+	runs := []struct {
+		name, script, score string
+		flags, args         []string
+	}{
+		{"link", "examples/link.py", "train_auc", []string{"--task", "link", "--negatives", "2", "--eval", "none"}, []string{"--hidden", "64"}},
+		{"rgcn", "examples/rgcn.py", "test_acc", nil, nil},
+		{"pyg_sage", "examples/pyg_sage.py", "test_acc", nil, []string{"--hidden", "64"}},
+	}
+	for _, r := range runs {
+		if r.name == "pyg_sage" && exec.Command(c.o.python, "-c", "import torch_geometric").Run() != nil {
+			st.note("examples/pyg_sage.py not run: %s cannot import torch_geometric", c.o.python)
+			continue
+		}
+		args := append(append(append([]string{"train", g.parts}, short...), r.flags...), "--", c.o.python, c.repoPath(r.script))
+		args = append(args, r.args...)
+		if r.name != "pyg_sage" {
+			args = append(args, extra...)
+		}
+		stdout, err := c.run(st, c.gnnrunCmd("4-"+r.name, args...))
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.script, err)
+		}
+		res, err := resultLine(stdout)
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.script, err)
+		}
+		st.detail(r.name, res)
+		st.Figures = append(st.Figures, fig(r.script+"'s "+r.score, res[r.score], "").withNote("2 short epochs on the device, %s", device))
+	}
+	return nil
 }
 
 // apiRun is what api_trainer.py writes to $OUT_DIR/<rank>.json.
