@@ -40,7 +40,7 @@ func scores(runs []run, d dataset, np int) []float64 {
 func render(out string, runs []run) error {
 	var b strings.Builder
 	b.WriteString("# Accuracy of GraphSAGE trained on gnnrun's batches (bench/accuracy)\n\n")
-	b.WriteString("`gnnrun train` (K = 4 partitions, `--balance nodes,train`) feeding `examples/graphsage.py` (mean-aggregator GraphSAGE in plain PyTorch, gradients all-reduced over ranks; the test score at the epoch of the best validation score), 5 seeds (gnnrun's `--seed` and the model's alike) at 1 and 4 ranks. Scores are accuracy, or ROC-AUC for Tolokers (binary). Gap: |median at P=1 − median at P=4| in points (goal ≤ 1.5).\n\n")
+	b.WriteString("`gnnrun train` (K = 4 partitions, `--balance nodes,train`) feeding `examples/graphsage.py` (mean-aggregator GraphSAGE in plain PyTorch on the split loaders, gradients averaged over ranks, ranks past the last seeds padded with repeated seeds (`--pad repeat`); the test score at the epoch of the best validation score), 5 seeds (gnnrun's `--seed` and the model's alike) at 1 and 4 ranks. Scores are accuracy, or ROC-AUC for Tolokers (binary). Gap: |median at P=1 − median at P=4| in points (goal ≤ 1.5).\n\n")
 	b.WriteString("| dataset | metric | goal | median P=1 | median P=4 | gap (points) | seeds P=1 | seeds P=4 | s per run P=1 | s per run P=4 | flags |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, d := range datasets {
 		one, four := scores(runs, d, 1), scores(runs, d, 4)
