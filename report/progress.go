@@ -2,7 +2,7 @@ package report
 
 import (
 	"fmt"
-	"log/slog"
+	"io"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -15,21 +15,27 @@ import (
 
 // Meter shows the progress of long stages. Only one rank (rank 0) should
 // have an enabled Meter. On a terminal it draws bars; otherwise (under
-// mpirun stderr is a pipe) it logs a line per stage at most every interval,
-// so batch logs show progress without drowning in it.
+// mpirun or in a Slurm output file) it prints a plain line per stage every
+// Interval while the stage runs, so batch logs show progress without
+// drowning in it.
 type Meter struct {
 	enabled  bool
 	tty      bool
-	log      *slog.Logger
+	out      io.Writer
 	interval time.Duration
 	mu       sync.Mutex
 	bars     *mpb.Progress
 }
 
-// NewMeter returns a meter that reports when enabled is true.
-func NewMeter(enabled bool, log *slog.Logger) *Meter {
+// Interval is how often a Meter prints a stage's line where it draws no
+// bar: a job that prints nothing for longer reads as hung.
+const Interval = 30 * time.Second
+
+// NewMeter returns a meter that reports when enabled is true, its lines
+// to out.
+func NewMeter(enabled bool, out io.Writer) *Meter {
 	_, err := unix.IoctlGetTermios(int(os.Stderr.Fd()), unix.TCGETS)
-	return &Meter{enabled: enabled, tty: err == nil, log: log, interval: 10 * time.Second}
+	return &Meter{enabled: enabled, tty: err == nil, out: out, interval: Interval}
 }
 
 // Task is the progress of one stage.
@@ -79,7 +85,18 @@ func (t *Task) Add(n int64) {
 	if time.Duration(now-last) < t.m.interval || !t.last.CompareAndSwap(last, now) {
 		return
 	}
-	t.m.log.Info("progress", "stage", t.name, "done", done, "total", t.total, "percent", t.percent(done), "rate", t.rate(done))
+	t.m.line(t, done)
+}
+
+// line prints the stage's progress line.
+func (m *Meter) line(t *Task, done int64) {
+	of := ""
+	if t.total > 0 {
+		of = fmt.Sprintf(" of %d (%s%%)", t.total, t.percent(done))
+	}
+	m.mu.Lock()
+	fmt.Fprintf(m.out, "%s: %d%s %s, %s, %s so far\n", t.name, done, of, t.unit, t.rate(done), time.Since(t.start).Round(time.Second))
+	m.mu.Unlock()
 }
 
 func (t *Task) percent(done int64) string {
@@ -108,7 +125,6 @@ func (t *Task) Done() {
 		return
 	}
 	if time.Since(t.start) >= t.m.interval {
-		done := t.done.Load()
-		t.m.log.Info("progress", "stage", t.name, "done", done, "percent", "100", "rate", t.rate(done))
+		t.m.line(t, t.done.Load())
 	}
 }

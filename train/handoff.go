@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -39,6 +40,32 @@ type Options struct {
 	Hello map[string]any
 	// Extra, when set, adds arrays to each batch (input IDs for checks).
 	Extra func(b *prefetch.Batch) ([]Array, error)
+	// Monitor, when set, hears what the trainer says: the batches it is
+	// done with and the figures it logs (gnnrun.log).
+	Monitor Monitor
+}
+
+// Monitor hears the trainer, on the hand-off's goroutine, in the order
+// the trainer spoke.
+type Monitor interface {
+	// Done: the trainer is done with batch b (handed or skipped); wait is
+	// its seconds waiting for batches so far.
+	Done(b BatchInfo, wait float64)
+	// Logged: the trainer logged values during epoch (its last training
+	// epoch begun; -1 before any).
+	Logged(epoch int, values map[string]float64, wait float64)
+}
+
+// BatchInfo names a batch the trainer was handed.
+type BatchInfo struct {
+	Kind        string
+	Epoch       int
+	Number      int64
+	Padding     bool
+	Items       int
+	EndOfEpoch  bool
+	LastOfEpoch bool
+	Seq         int64
 }
 
 // Stats is what a Run did.
@@ -224,18 +251,22 @@ func (h *handoff) produce(quit chan struct{}) chan produced {
 	return out
 }
 
-// ack is the trainer saying it is done with a batch: its slot and its
+// ack is a message of the trainer: "done" with a batch (its slot and its
 // place in the stream, so that a stray or repeated ack cannot release a
-// later batch of the same slot.
+// later batch of the same slot), or "log" (figures of an epoch); both
+// carry its seconds waiting for batches so far.
 type ack struct {
-	Type string `json:"type"`
-	Slot int    `json:"slot"`
-	Seq  int64  `json:"seq"`
+	Type   string         `json:"type"`
+	Slot   int            `json:"slot"`
+	Seq    int64          `json:"seq"`
+	Wait   float64        `json:"wait"`
+	Epoch  int            `json:"epoch"`
+	Values map[string]any `json:"values"` // numbers; "nan", "inf", "-inf" as strings
 }
 
 // readAcks reads the trainer's messages on a goroutine of its own: the
-// batches it is done with; gone closes when the socket does (the trainer
-// closed it or exited).
+// batches it is done with and its logs; gone closes when the socket does
+// (the trainer closed it or exited).
 func (h *handoff) readAcks() (chan ack, chan struct{}) {
 	acks := make(chan ack, 2*len(h.slots))
 	gone := make(chan struct{})
@@ -246,7 +277,7 @@ func (h *handoff) readAcks() (chan ack, chan struct{}) {
 			if err := h.ch.recv(&m); err != nil {
 				return
 			}
-			if m.Type == "done" && m.Slot >= 0 && m.Slot < len(h.slots) {
+			if (m.Type == "done" && m.Slot >= 0 && m.Slot < len(h.slots)) || m.Type == "log" {
 				acks <- m
 			}
 		}
@@ -268,6 +299,24 @@ func (h *handoff) trainerGone() error {
 	}
 	h.stats.StoppedEarly = true
 	return errStoppedEarly
+}
+
+// logValues turns a log message's values into numbers: JSON numbers, and
+// the strings the client sends for NaN and infinities; anything else is
+// left out.
+func logValues(in map[string]any) map[string]float64 {
+	out := make(map[string]float64, len(in))
+	for k, v := range in {
+		switch x := v.(type) {
+		case float64:
+			out[k] = x
+		case string:
+			if f, err := strconv.ParseFloat(x, 64); err == nil {
+				out[k] = f
+			}
+		}
+	}
+	return out
 }
 
 // errStoppedEarly ends the hand-off's loop when the trainer exited 0
@@ -292,11 +341,23 @@ func (h *handoff) trainerGoneOr(err error) error {
 
 // release gives the acknowledged batch back to the loader, if its slot
 // still holds it (an ack of an earlier batch, or a repeated one, is
-// counted and ignored).
+// counted and ignored), telling the monitor; a log goes to the monitor.
 func (h *handoff) release(a ack) {
-	if b := h.slots[a.Slot].batch; b == nil || b.Seq != a.Seq {
+	mon := h.o.Monitor
+	if a.Type == "log" {
+		if mon != nil {
+			mon.Logged(a.Epoch, logValues(a.Values), a.Wait)
+		}
+		return
+	}
+	b := h.slots[a.Slot].batch
+	if b == nil || b.Seq != a.Seq {
 		h.stats.StrayAcks++
 		return
+	}
+	if mon != nil {
+		mon.Done(BatchInfo{Kind: b.Kind, Epoch: b.Epoch, Number: b.Number, Padding: b.Padding, Items: b.Items(),
+			EndOfEpoch: b.EndOfEpoch, LastOfEpoch: b.LastOfEpoch, Seq: b.Seq}, a.Wait)
 	}
 	h.releaseSlot(a.Slot)
 }

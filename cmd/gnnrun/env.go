@@ -66,7 +66,7 @@ func newEnv(c rank.Comm, cmd string, f commonFlags) (*env, error) {
 	}
 	e.log = newLogger(c, f.verbose)
 	e.rec = report.NewRecorder(cc)
-	e.meter = report.NewMeter(c.Rank() == 0, e.log)
+	e.meter = report.NewMeter(c.Rank() == 0, e.out)
 	// The report is written at the end, by rank 0: a path it cannot write
 	// to must fail before the work, not after it.
 	if f.report != "" {

@@ -30,6 +30,7 @@ type trainArgs struct {
 	evalBatch         int
 	evalEvery         int
 	pad               string
+	progressEvery     time.Duration
 	tag, ids          bool
 }
 
@@ -77,6 +78,13 @@ set is named by its mask without "_mask" or "_edge" (val_mask: "val"). The defau
 "auto" takes val_mask and test_mask where the graph has them; "none" takes
 none.
 
+Progress: rank 0 prints a line every --progress-every while the trainers
+train (its trainer's epoch, batches done of the epoch's, batches/s, the
+epoch's and the run's time left, its data wait) and one at each epoch's
+end with the figures the trainers logged (gnnrun.log(loss=...,
+val_acc=...): each averaged over the rank's calls in the epoch, then over
+the ranks); --report keeps the epochs' lines (results.train.epochs).
+
 Either side failing ends the job within seconds: a trainer that exits
 non-zero or is killed fails its rank, which fails the job (MPI_Abort); a
 gnnrun rank that dies takes its trainer with it (SIGTERM, and the client
@@ -96,6 +104,7 @@ rank; --ids adds each batch's arrays in the input graph's IDs (as sample
 			fs.IntVar(&f.evalBatch, "eval-batch-size", 0, "seeds per evaluation batch (default: --batch-size)")
 			fs.IntVar(&f.evalEvery, "eval-every", 1, "evaluate after every this many epochs (and after the last)")
 			fs.StringVar(&f.pad, "pad", "repeat", "what ranks past the epoch's last training seeds get: repeat (full batches of seeds repeated from the epoch's start, as DistributedSampler pads) or empty (empty batches, handed over, evaluation's too)")
+			fs.DurationVar(&f.progressEvery, "progress-every", 30*time.Second, "rank 0 prints a line of the training's progress this often (0: only at each epoch's end)")
 			fs.BoolVar(&f.tag, "tag-output", false, "prefix every line the trainer writes with [rank R]")
 			fs.BoolVar(&f.ids, "ids", false, "add each batch's arrays in input IDs (ids/seeds, ids/src_0, ...), as sample --dump writes them")
 		},
@@ -151,11 +160,22 @@ func runTrain(e *env, args []string) error {
 	if f.tag {
 		tag = fmt.Sprintf("[rank %d] ", e.comm.Rank())
 	}
+	if f.progressEvery < 0 {
+		return fmt.Errorf("--progress-every %v: must be >= 0", f.progressEvery)
+	}
+	prog, err := newTrainProgress(e, o.Epochs, t.perEpoch, f.progressEvery)
+	if err != nil {
+		return err
+	}
 	end := e.stage("train")
-	st, err := train.Run(t.l, train.Options{Child: train.ChildSpec{Args: args[1:], Env: env, Tag: tag}, Hello: t.hello, Extra: t.extra})
+	st, err := train.Run(t.l, train.Options{Child: train.ChildSpec{Args: args[1:], Env: env, Tag: tag}, Hello: t.hello, Extra: t.extra,
+		Monitor: prog})
 	end()
 	if err != nil {
 		// The pipeline may be inside exchanges: the job ends (prefetch.Loader.Next).
+		return err
+	}
+	if t.epochs, err = prog.end(); err != nil {
 		return err
 	}
 	// After the last batch, or an early stop: every rank closes its pipeline.
@@ -204,13 +224,15 @@ func trainerDevice(flag string, localRank int) (string, error) {
 
 // trainRun is one run of the command.
 type trainRun struct {
-	e      *env
-	f      trainArgs
-	served *shard.Served
-	device string // the trainer's, as torch names it
-	l      *prefetch.Loader
-	ids    *dumper
-	hello  map[string]any
+	e        *env
+	f        trainArgs
+	served   *shard.Served
+	device   string // the trainer's, as torch names it
+	l        *prefetch.Loader
+	ids      *dumper
+	hello    map[string]any
+	epochs   []map[string]any // rank 0: each epoch's progress line, for the report
+	perEpoch int64            // training batches per epoch on every rank
 }
 
 // start makes the plans, the loader and the trainer's hello. It is
@@ -254,6 +276,7 @@ func (t *trainRun) start(o prefetch.Options) error {
 		evals = append(evals, map[string]any{"name": s.Name, "batches": n})
 		names = append(names, s.Name)
 	}
+	t.perEpoch = pl.BatchesPerEpoch()
 	t.hello = map[string]any{"rank": e.comm.Rank(), "world_size": e.comm.Size(), "task": t.f.task, "epochs": o.Epochs, "start_epoch": 0,
 		"batches_per_epoch": pl.BatchesPerEpoch(), "eval": evals, "eval_every": o.EvalEvery, "pad": t.f.pad, "classes": classes,
 		"fanouts": o.Sampler.Fanouts, "device": t.device, "device_buffers": t.l.DeviceBuffers()}
@@ -407,7 +430,7 @@ func (t *trainRun) report(st train.Stats) error {
 	}
 	e.rec.Set("train", map[string]any{"batches": batches, "handoff_us_per_batch": us, "slot_bytes_per_batch": bSlot,
 		"batch_bytes_per_batch": bAll, "memcpy_us_slot": cpSlot, "memcpy_us_batch": cpAll, "stopped_early": early, "trained": trained,
-		"bytes_to_device": toDevice})
+		"bytes_to_device": toDevice, "epochs": t.epochs})
 	return nil
 }
 

@@ -508,3 +508,64 @@ func TestTrainPyGExampleUnderMPI(t *testing.T) {
 		t.Errorf("%+v; want 4 epochs and a test accuracy above 0.85\n%s", res, r.stdout)
 	}
 }
+
+// TestTrainProgressUnderMPI: at 2 ranks over 3 epochs, rank 0 prints a
+// progress line every --progress-every while the trainers train and one
+// at each epoch's end with the figures the trainers logged (gnnrun.log),
+// averaged over each rank's calls and then over the ranks that logged
+// them (NaN kept as NaN); --report keeps them per epoch.
+func TestTrainProgressUnderMPI(t *testing.T) {
+	needPython(t, false)
+	parts := sampleDir(t, false)
+	script, _ := filepath.Abs(filepath.Join("testdata", "log_trainer.py"))
+	rep := filepath.Join(t.TempDir(), "report.json")
+	r := runGnnrun(t, 2, 2*time.Minute, []string{"SLEEP_S=0.05"}, "train", parts, "--fanouts", "4,3", "--batch-size", "16",
+		"--epochs", "3", "--progress-every", "200ms", "--report", rep, "--", pythonBin, script)
+	if r.err != nil {
+		t.Fatal(r)
+	}
+	periodic, epochLines := 0, 0
+	for _, l := range strings.Split(r.stdout, "\n") {
+		switch {
+		case strings.HasPrefix(l, "train: epoch ") && strings.Contains(l, " done: "):
+			e := epochLines
+			want := fmt.Sprintf("train: epoch %d/3 done: 5 batches in ", e+1)
+			figs := fmt.Sprintf("; bad NaN, only0 1 (1 of 2 ranks), step 2, x %.4g (mean over ranks)", 10*float64(e)+0.5)
+			if !strings.HasPrefix(l, want) || !strings.Contains(l, figs) {
+				t.Errorf("epoch line %q, want %q...%q", l, want, figs)
+			}
+			epochLines++
+		case strings.HasPrefix(l, "train: epoch "):
+			if !strings.Contains(l, "/5 batches") || !strings.Contains(l, "batches/s, epoch ETA") || !strings.Contains(l, "run ETA") {
+				t.Errorf("progress line %q", l)
+			}
+			periodic++
+		}
+	}
+	if epochLines != 3 || periodic < 3 {
+		t.Errorf("%d epoch lines (want 3) and %d periodic lines (want several: 15 batches of 50 ms a rank)\n%s", epochLines, periodic, r.stdout)
+	}
+	var report struct {
+		Results struct {
+			Train struct {
+				Epochs []struct {
+					Epoch   int
+					Batches int
+					Values  map[string]any
+				}
+			}
+		}
+	}
+	if blob, err := os.ReadFile(rep); err != nil || json.Unmarshal(blob, &report) != nil {
+		t.Fatalf("the report: %v", err)
+	}
+	eps := report.Results.Train.Epochs
+	if len(eps) != 3 {
+		t.Fatalf("the report has %d epochs: %+v", len(eps), eps)
+	}
+	for e, ep := range eps {
+		if ep.Epoch != e || ep.Batches != 5 || ep.Values["x"] != 10*float64(e)+0.5 || ep.Values["bad"] != "NaN" || ep.Values["step"] != 2.0 {
+			t.Errorf("the report's epoch %d: %+v", e, ep)
+		}
+	}
+}

@@ -45,6 +45,7 @@ numpy is the only dependency; ``Batch.torch()`` needs torch.
 """
 
 import json
+import math
 import mmap
 import os
 import select
@@ -58,7 +59,7 @@ import weakref
 
 import numpy as np
 
-__all__ = ["Batch", "Block", "Loader", "loader", "batches", "hello", "stats", "GnnrunGone"]
+__all__ = ["Batch", "Block", "Loader", "loader", "batches", "hello", "log", "stats", "GnnrunGone"]
 
 PROTOCOL = 4
 
@@ -514,7 +515,7 @@ class _Channel:
             return
         self.held.remove(key)
         try:
-            self.sock.send(json.dumps({"type": "done", "slot": key[0], "seq": key[1]}).encode())
+            self.sock.send(json.dumps({"type": "done", "slot": key[0], "seq": key[1], "wait": self.wait}).encode())
         except OSError as e:
             raise GnnrunGone("gnnrun: the gnnrun rank feeding this trainer is gone (%s)" % e) from None
 
@@ -764,6 +765,31 @@ def batches(device=None, mirror=False):
     is the shared buffer itself, unless mirror=True keeps the same
     persistent tensor on the CPU (the GPU's code path, for tests)."""
     return _Pass(device, mirror)
+
+
+def log(**values):
+    """Figures of this trainer for gnnrun's progress lines and report:
+    ``gnnrun.log(loss=loss, val_acc=acc)``. Numbers (or one-element
+    tensors) only. Each is attributed to the training epoch last begun;
+    gnnrun averages a name's values over the epoch's calls on this rank,
+    then over the ranks that logged it, prints them in the epoch's line on
+    rank 0 and keeps them per epoch in ``--report``
+    (results.train.epochs)."""
+    ch = _get()
+    out = {}
+    for k, v in values.items():
+        if hasattr(v, "item"):
+            v = v.item()
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise TypeError("gnnrun.log: %s=%r is not a number" % (k, v))
+        v = float(v)
+        # JSON has no NaN or infinity: those travel as strings.
+        out[k] = v if math.isfinite(v) else repr(v)
+    epoch = ch.last_train if ch.last_train is not None else -1
+    try:
+        ch.sock.send(json.dumps({"type": "log", "epoch": epoch, "values": out, "wait": ch.wait}).encode())
+    except OSError as e:
+        raise GnnrunGone("gnnrun: the gnnrun rank feeding this trainer is gone (%s)" % e) from None
 
 
 def stats():
