@@ -61,6 +61,7 @@ type Plan struct {
 	perRank   int64 // ceil(NB/P)
 	limit     int64 // batches run per epoch (Truncate): at most perRank
 	pad       bool  // batches past the last repeat items (Pad) rather than run empty
+	resume    *resumeState
 	rank      int
 	ranks     int
 	items     [][]int64 // per partition this rank's batches reach: its items
@@ -249,21 +250,12 @@ func (pl *Plan) cut(what string) error {
 
 // numbers returns the numbers of this rank's batches: its run of
 // floor(NB/P), then, when P does not divide NB, one of the batches left
-// on the last ranks and an empty one, numbered past the last, on the
-// others.
+// on the last ranks and an empty one (or a padding one), numbered past the
+// last, on the others; and those of the epoch a resumed plan starts in.
 func (pl *Plan) numbers() []int64 {
-	p, r := int64(pl.ranks), int64(pl.rank)
-	run, left := pl.batches/p, pl.batches%p
-	out := make([]int64, 0, pl.perRank)
-	for b := r * run; b < (r+1)*run; b++ {
-		out = append(out, b)
-	}
-	switch {
-	case left == 0:
-	case r >= p-left:
-		out = append(out, p*run+r-(p-left))
-	default:
-		out = append(out, pl.batches+r)
+	out := pl.numbersOf(pl.rank, pl.ranks)
+	if pl.resume != nil {
+		out = append(out, pl.resume.order...)
 	}
 	return out
 }
@@ -444,14 +436,13 @@ func (pl *Plan) Epoch(seed uint64, e int) []Task {
 	for _, q := range pl.reached() {
 		perms[q] = shuffled(NewStream(BatchKey(seed, e, -1), ForShuffle, 0, int64(q)), pl.counts[q])
 	}
-	tasks := make([]Task, 0, pl.perRank)
-	for _, b := range pl.numbers() {
-		tasks = append(tasks, pl.task(e, b, perms))
+	order := pl.orderOf(seed, e, nil, pl.rank, pl.ranks)
+	if rs := pl.resume; rs != nil && rs.epoch == e {
+		order = rs.order
 	}
-	order := shuffled(NewStream(BatchKey(seed, e, -1), ForShuffle, 1, int64(pl.rank)), int64(len(tasks)))
-	out := make([]Task, pl.BatchesPerEpoch())
-	for i := range out {
-		out[i] = tasks[order[i]]
+	out := make([]Task, len(order))
+	for i, b := range order {
+		out[i] = pl.task(e, b, perms)
 	}
 	return out
 }
