@@ -45,6 +45,10 @@ type Batch struct {
 	// Padding marks a training batch that pads a rank with items
 	// repeated from the epoch's start (sampler.Plan.Pad).
 	Padding bool
+	// Checkpoint, on the batch after which the trainers checkpoint
+	// (Options.CheckpointDue), is how far its epoch got then: the batches
+	// of the epoch up to it, on every rank.
+	Checkpoint []sampler.Segment
 	// Where the rows came from: kept on the device from an earlier batch,
 	// copied from the static hot cache on the device, copied from the
 	// host, or zeroed on the device (nodes of types without features).
@@ -168,8 +172,8 @@ func newLoader(c *collective.Comm, s *shard.Served, plan *sampler.Plan, o Option
 		return nil, err
 	}
 	l := &Loader{o: o, cores: cores, c: cc, served: s, plan: plan, out: make(chan *Batch, o.DeviceDepth), trained: make([]int64, o.Epochs)}
-	l.total = plan.BatchesPerEpoch() * int64(o.Epochs)
-	for e := range o.Epochs {
+	for e := o.StartEpoch; e < o.Epochs; e++ {
+		l.total += plan.BatchesIn(e)
 		if o.evaluates(e) {
 			for _, set := range o.Eval {
 				l.total += set.Plan.BatchesPerEpoch()

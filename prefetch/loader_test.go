@@ -29,6 +29,7 @@ type delivered struct {
 	number     int64
 	endOfEpoch bool
 	text       string // seeds, blocks (block 0 in node indices) and labels
+	checkpoint string // the batch's Checkpoint, "" when none
 }
 
 // describe writes a batch's seeds, blocks and labels; src0 are block 0's
@@ -133,7 +134,7 @@ func runOn(t *testing.T, g *testgraph.Graph, p int, o Options, task string, stop
 				}
 			}
 			src0 := checkRows(t, g, b)
-			mine = append(mine, delivered{b.Kind, b.Epoch, b.Number, b.EndOfEpoch, describe(b.Batch, src0)})
+			mine = append(mine, delivered{b.Kind, b.Epoch, b.Number, b.EndOfEpoch, describe(b.Batch, src0), checkpointText(b.Checkpoint)})
 			b.Release()
 		}
 		st := l.Stats()
@@ -206,7 +207,7 @@ func reference(t *testing.T, g *testgraph.Graph, p int, o Options, task string) 
 				if err != nil {
 					return err
 				}
-				mine = append(mine, delivered{TrainKind, b.Epoch, b.Number, i == len(tasks)-1, describe(b, b.Blocks[0].Src)})
+				mine = append(mine, delivered{TrainKind, b.Epoch, b.Number, i == len(tasks)-1, describe(b, b.Blocks[0].Src), ""})
 			}
 			if len(o.Eval) == 0 || ((e+1)%o.EvalEvery != 0 && e != o.Epochs-1) {
 				continue
@@ -221,7 +222,7 @@ func reference(t *testing.T, g *testgraph.Graph, p int, o Options, task string) 
 				if err != nil {
 					return err
 				}
-				mine = append(mine, delivered{set.Name, b.Epoch, b.Number, false, describe(b, b.Blocks[0].Src)})
+				mine = append(mine, delivered{set.Name, b.Epoch, b.Number, false, describe(b, b.Blocks[0].Src), ""})
 			}
 			if err := vs.Close(); err != nil {
 				return err
@@ -585,5 +586,62 @@ func TestStagesAloneBound(t *testing.T) {
 	a.Gather, a.Cores = 12*ms, 4
 	if got, by := a.Bound(); got != 12*ms || by != "gather" {
 		t.Errorf("bound %v set by %s, want 12ms by gather", got, by)
+	}
+}
+
+func checkpointText(segs []sampler.Segment) string {
+	if segs == nil {
+		return ""
+	}
+	return fmt.Sprint(segs)
+}
+
+// Checkpoints are agreed: whichever rank finds one due, every rank marks
+// the same training batch, with how far its epoch got (every rank's
+// batches of the epoch up to it). A loader started at epoch 1 delivers
+// epochs 1 and 2 alone, as the full run does.
+func TestLoaderCheckpointMarks(t *testing.T) {
+	g := testgraph.Get(t, testgraph.Spec{K: 4})
+	o := testOptions()
+	o.Epochs = 3
+	var calls atomic.Int64
+	o.CheckpointDue = func() bool { return calls.Add(1)%7 == 0 } // some rank's call, some task
+	got, _ := runOn(t, g, 2, o, "node", nil)
+	marks := 0
+	for i := range got[0] {
+		var k int64 // training batches of the epoch up to this one
+		for j := i; j >= 0 && got[0][j].epoch == got[0][i].epoch; j-- {
+			if got[0][j].kind == TrainKind {
+				k++
+			}
+		}
+		for r := range got {
+			if got[r][i].checkpoint != got[0][i].checkpoint {
+				t.Fatalf("batch %d of the stream: rank %d marks %v, rank 0 %v", i, r, got[r][i].checkpoint, got[0][i].checkpoint)
+			}
+		}
+		if c := got[0][i].checkpoint; c != "" {
+			marks++
+			if want := checkpointText([]sampler.Segment{{Ranks: 2, Done: k}}); c != want {
+				t.Fatalf("batch %d (epoch %d): checkpoint at %v, want %v", i, got[0][i].epoch, c, want)
+			}
+		}
+	}
+	if marks < 2 {
+		t.Fatalf("%d checkpoints marked in %d batches", marks, len(got[0]))
+	}
+	o.CheckpointDue, o.StartEpoch = nil, 1
+	from1, _ := runOn(t, g, 2, o, "node", nil)
+	for r := range got {
+		var want []delivered
+		for _, d := range got[r] {
+			if d.epoch >= 1 {
+				d.checkpoint = ""
+				want = append(want, d)
+			}
+		}
+		if !slices.EqualFunc(from1[r], want, func(a, b delivered) bool { return a.text == b.text && a.epoch == b.epoch && a.number == b.number }) {
+			t.Fatalf("rank %d: started at epoch 1, %d batches, not the full run's %d of epochs 1 and 2", r, len(from1[r]), len(want))
+		}
 	}
 }

@@ -89,6 +89,16 @@ type Options struct {
 	// Verify opens what Loader.Verify needs to check batches.
 	Verify bool
 
+	// StartEpoch is the first epoch to run (a resumed run's: its plan
+	// resumed there, sampler.Plan.Resume).
+	StartEpoch int
+	// CheckpointDue, when set, is asked before each training task is
+	// scheduled (in order, from the scheduler's goroutine) whether a
+	// checkpoint is due; when it says so on any rank, every rank marks
+	// that task's batch (Batch.Checkpoint): the trainers checkpoint after
+	// it. The pipeline's depth of batches are already on their way then.
+	CheckpointDue func() bool
+
 	// Fault, when set, is called at every stage step with the stage's
 	// name; an error it returns fails the stage (tests inject failures).
 	Fault func(stage string) error
@@ -137,6 +147,8 @@ func (o *Options) check() error {
 		return fmt.Errorf("prefetch: sample workers not set from the rank's cores")
 	case o.SampleDepth < o.SampleWorkers:
 		return fmt.Errorf("prefetch: sample depth %d below the %d sample workers: each worker needs a batch in flight", o.SampleDepth, o.SampleWorkers)
+	case o.StartEpoch < 0 || o.StartEpoch > o.Epochs:
+		return fmt.Errorf("prefetch: starting at epoch %d of %d", o.StartEpoch, o.Epochs)
 	case o.EvalEvery < 1:
 		return fmt.Errorf("prefetch: evaluation every %d epochs; at least 1", o.EvalEvery)
 	case o.GatherWorkers < 0:

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"gnnrun/collective"
+	"gnnrun/rank"
 	"gnnrun/sampler"
 )
 
@@ -28,6 +29,11 @@ type item struct {
 	// lastOfEpoch marks the epoch's last batch of any kind: its last
 	// evaluation batch after an epoch that evaluates.
 	lastOfEpoch bool
+	// index is a training batch's place among its epoch's on this rank.
+	index int64
+	// checkpoint, on the training batch after which the trainers
+	// checkpoint, is how far its epoch got then (sampler.Plan.Progress).
+	checkpoint []sampler.Segment
 }
 
 // sampled is a task's batch.
@@ -92,13 +98,17 @@ func (l *Loader) schedule(to []chan item) {
 	}()
 	var seq int64
 	send := func(it item) bool {
-		stop, err := l.allStopped()
+		due := it.kind == 0 && l.o.CheckpointDue != nil && l.o.CheckpointDue()
+		stop, due, err := l.agree(due)
 		if err != nil {
 			l.fail(err)
 			return false
 		}
 		if stop {
 			return false
+		}
+		if due {
+			it.checkpoint = l.plan.Progress(it.task.Epoch, it.index+1)
 		}
 		it.seq = seq
 		select {
@@ -109,7 +119,7 @@ func (l *Loader) schedule(to []chan item) {
 		seq++
 		return true
 	}
-	for e := range l.o.Epochs {
+	for e := l.o.StartEpoch; e < l.o.Epochs; e++ {
 		t0 := time.Now()
 		items := l.epochItems(e)
 		l.stats.busy(stageSchedule, time.Since(t0))
@@ -127,7 +137,7 @@ func (l *Loader) epochItems(e int) []item {
 	var items []item
 	tasks := l.plan.Epoch(l.o.Sampler.Seed, e)
 	for i, t := range tasks {
-		items = append(items, item{task: t, endOfEpoch: i == len(tasks)-1})
+		items = append(items, item{task: t, endOfEpoch: i == len(tasks)-1, index: int64(i)})
 	}
 	if l.o.evaluates(e) {
 		for k, set := range l.o.Eval {
@@ -142,10 +152,22 @@ func (l *Loader) epochItems(e int) []item {
 	return items
 }
 
-// allStopped reports whether the trainers of all ranks have stopped. It
-// is collective over the scheduler's communicator.
-func (l *Loader) allStopped() (bool, error) {
-	return collective.All(l.sc, l.stopping.Load())
+// agree is the ranks' agreement before each task, on the scheduler's
+// communicator: whether the trainers of all ranks have stopped, and
+// whether a checkpoint is due on any rank (due: on this one).
+func (l *Loader) agree(due bool) (stop, anyDue bool, err error) {
+	v := []int64{1, 0} // max over ranks: some trainer runs; some rank's checkpoint is due
+	if l.stopping.Load() {
+		v[0] = 0
+	}
+	if due {
+		v[1] = 1
+	}
+	got, err := collective.Allreduce(l.sc, v, rank.Max)
+	if err != nil {
+		return false, false, err
+	}
+	return got[0] == 0, got[1] == 1, nil
 }
 
 // sampleWorker samples its turns of the tasks.
