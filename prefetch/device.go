@@ -219,7 +219,7 @@ func (l *Loader) copyOne(g *gatheredBatch) (*Batch, error) {
 	free := l.free[g.dev]
 	b := &Batch{Batch: g.batch, Features: d.buf, Buffer: g.dev, Rows: g.up.Size, RowBytes: l.rowBytes, InputSlots: g.up.SlotOf,
 		Kind: l.kindName(g.kind), EndOfEpoch: g.endOfEpoch, LastOfEpoch: g.lastOfEpoch, Seq: g.seq, Reused: g.up.Reused, Hot: g.up.Hot, Fetched: g.up.Fetched, Zero: g.up.Zero, src0: g.src0,
-		RowTypes: g.rowTypes, RowTypeIDs: g.rowTypeIDs, Update: g.up, Checkpoint: g.checkpoint}
+		RowTypes: g.rowTypes, RowTypeIDs: g.rowTypeIDs, Update: g.up, Checkpoint: g.checkpoint, index: g.index}
 	b.release = func() { free <- struct{}{} }
 	return b, nil
 }

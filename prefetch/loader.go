@@ -49,6 +49,8 @@ type Batch struct {
 	// (Options.CheckpointDue), is how far its epoch got then: the batches
 	// of the epoch up to it, on every rank.
 	Checkpoint []sampler.Segment
+	// FinalCheckpoint: the run stops after that checkpoint.
+	FinalCheckpoint bool
 	// Where the rows came from: kept on the device from an earlier batch,
 	// copied from the static hot cache on the device, copied from the
 	// host, or zeroed on the device (nodes of types without features).
@@ -67,6 +69,7 @@ type Batch struct {
 
 	release func()
 	src0    []int32 // block 0's sources before renumbering (Options.Verify)
+	index   int64   // a training batch's place among its epoch's on this rank
 }
 
 // NodeSources returns block 0's sources as indices into its nodes, as the
@@ -131,7 +134,12 @@ type Loader struct {
 	total    int64            // tasks of the whole run
 	sc       *collective.Comm // the scheduler's: its agreement to stop
 	stopping atomic.Bool      // this rank's trainer stopped (Close)
-	closed   bool
+	marked   atomic.Int64     // checkpoints marked (Options.CheckpointDue)
+	nexted   atomic.Int64     // batches Next returned
+	finalAt  atomic.Int64     // the final checkpoint's place in the stream (-1: none asked)
+	// finalMarked: Next marked the final checkpoint (its goroutine's alone).
+	finalMarked bool
+	closed      bool
 
 	stats statsRecorder
 
@@ -180,6 +188,7 @@ func newLoader(c *collective.Comm, s *shard.Served, plan *sampler.Plan, o Option
 			}
 		}
 	}
+	l.finalAt.Store(-1)
 	l.ctx, l.cancel = context.WithCancel(context.Background())
 	if l.sc, err = c.Dup(); err != nil {
 		cc.Free()
@@ -290,7 +299,15 @@ func (l *Loader) Next() (*Batch, error) {
 		}
 		return nil, io.EOF
 	}
+	l.nexted.Add(1)
 	b.Padding = b.Kind == TrainKind && l.plan.IsPadding(b.Number) && b.Items() > 0
+	if at := l.finalAt.Load(); at >= 0 && b.Seq >= at && b.Kind == TrainKind && !l.finalMarked {
+		// The final checkpoint: on the first training batch at or past
+		// the agreed place, the same on every rank (see agree).
+		l.finalMarked = true
+		b.Checkpoint, b.FinalCheckpoint = l.plan.Progress(b.Epoch, b.index+1), true
+		l.marked.Add(1)
+	}
 	if b.Kind == TrainKind && !l.plan.IsPadding(b.Number) {
 		l.trainedMu.Lock()
 		l.trained[b.Epoch] += int64(b.Items())
@@ -309,6 +326,10 @@ func (l *Loader) Trained() (perEpoch []int64, items int64) {
 	defer l.trainedMu.Unlock()
 	return slices.Clone(l.trained), l.plan.Stats().Items
 }
+
+// CheckpointsMarked returns how many checkpoints the scheduler marked: the
+// same on every rank once the loader is closed.
+func (l *Loader) CheckpointsMarked() int64 { return l.marked.Load() }
 
 // Err returns the error that stopped the pipeline, if any.
 func (l *Loader) Err() error { return l.firstErr() }

@@ -605,7 +605,12 @@ func TestLoaderCheckpointMarks(t *testing.T) {
 	o := testOptions()
 	o.Epochs = 3
 	var calls atomic.Int64
-	o.CheckpointDue = func() bool { return calls.Add(1)%7 == 0 } // some rank's call, some task
+	o.CheckpointDue = func() CheckpointLevel { // some rank's call, some task
+		if calls.Add(1)%7 == 0 {
+			return Checkpoint
+		}
+		return NoCheckpoint
+	}
 	got, _ := runOn(t, g, 2, o, "node", nil)
 	marks := 0
 	for i := range got[0] {

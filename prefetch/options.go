@@ -94,15 +94,27 @@ type Options struct {
 	StartEpoch int
 	// CheckpointDue, when set, is asked before each training task is
 	// scheduled (in order, from the scheduler's goroutine) whether a
-	// checkpoint is due; when it says so on any rank, every rank marks
-	// that task's batch (Batch.Checkpoint): the trainers checkpoint after
-	// it. The pipeline's depth of batches are already on their way then.
-	CheckpointDue func() bool
+	// checkpoint is due: NoCheckpoint, Checkpoint, or FinalCheckpoint (the
+	// run stops after it). The ranks agree on the most any of them says,
+	// and every rank marks that task's batch (Batch.Checkpoint,
+	// Batch.FinalCheckpoint): the trainers checkpoint after it. The
+	// pipeline's depth of batches are already on their way then.
+	CheckpointDue func() CheckpointLevel
 
 	// Fault, when set, is called at every stage step with the stage's
 	// name; an error it returns fails the stage (tests inject failures).
 	Fault func(stage string) error
 }
+
+// CheckpointLevel says whether a checkpoint is due (Options.CheckpointDue).
+type CheckpointLevel int64
+
+// The checkpoint levels, in the order the ranks' agreement takes the most.
+const (
+	NoCheckpoint CheckpointLevel = iota
+	Checkpoint
+	FinalCheckpoint // a checkpoint, then the run stops
+)
 
 // TrainKind is the Kind of training batches.
 const TrainKind = "train"

@@ -91,14 +91,17 @@ func (l *Loader) fault(stage string) error {
 // the ranks agree whether all their trainers have stopped (Close), on the
 // scheduler's own communicator; if so, every rank stops there.
 func (l *Loader) schedule(to []chan item) {
-	defer func() {
+	closeAll := func() {
 		for _, ch := range to {
 			close(ch)
 		}
-	}()
+	}
 	var seq int64
 	send := func(it item) bool {
-		due := it.kind == 0 && l.o.CheckpointDue != nil && l.o.CheckpointDue()
+		due := NoCheckpoint
+		if it.kind == 0 && l.o.CheckpointDue != nil {
+			due = l.o.CheckpointDue()
+		}
 		stop, due, err := l.agree(due)
 		if err != nil {
 			l.fail(err)
@@ -107,8 +110,9 @@ func (l *Loader) schedule(to []chan item) {
 		if stop {
 			return false
 		}
-		if due {
+		if due == Checkpoint {
 			it.checkpoint = l.plan.Progress(it.task.Epoch, it.index+1)
+			l.marked.Add(1)
 		}
 		it.seq = seq
 		select {
@@ -125,11 +129,46 @@ func (l *Loader) schedule(to []chan item) {
 		l.stats.busy(stageSchedule, time.Since(t0))
 		for _, it := range items {
 			if !send(it) {
+				closeAll()
 				return
 			}
 		}
 	}
+	closeAll()
+	if l.o.CheckpointDue != nil {
+		l.agreeUntilStopped()
+	}
 }
+
+// agreeUntilStopped goes on agreeing, every tailPoll, once every task is
+// scheduled, until the trainers of all ranks have stopped: a signal's
+// final checkpoint may still come while the pipeline's last batches are
+// on their way. Every rank leaves at the same round, the one that finds
+// all stopped.
+func (l *Loader) agreeUntilStopped() {
+	for {
+		due := l.o.CheckpointDue()
+		if due != FinalCheckpoint {
+			due = NoCheckpoint // periodic ones mark scheduled tasks alone
+		}
+		stop, _, err := l.agree(due)
+		if err != nil {
+			l.fail(err)
+			return
+		}
+		if stop {
+			return
+		}
+		select {
+		case <-time.After(tailPoll):
+		case <-l.ctx.Done():
+			return
+		}
+	}
+}
+
+// tailPoll is how often the ranks agree once every task is scheduled.
+const tailPoll = 50 * time.Millisecond
 
 // epochItems lists epoch e's tasks in the order they run: its training
 // batches, then, after an epoch that evaluates, each evaluation set's.
@@ -153,22 +192,34 @@ func (l *Loader) epochItems(e int) []item {
 }
 
 // agree is the ranks' agreement before each task, on the scheduler's
-// communicator: whether the trainers of all ranks have stopped, and
-// whether a checkpoint is due on any rank (due: on this one).
-func (l *Loader) agree(due bool) (stop, anyDue bool, err error) {
-	v := []int64{1, 0} // max over ranks: some trainer runs; some rank's checkpoint is due
+// communicator: whether the trainers of all ranks have stopped, and the
+// most any rank says of a checkpoint (due: this one's). A final
+// checkpoint is not this task's: it is the first training batch at or
+// past finalMargin batches beyond the most any rank's Next has returned,
+// so that the trainers stop within a few batches of the signal rather
+// than after the pipeline's depth; Next marks it, the same batch on every
+// rank unless one ran that far ahead in the moment of the agreement (the
+// checkpoint then holds parts of different places, and is not written).
+func (l *Loader) agree(due CheckpointLevel) (stop bool, most CheckpointLevel, err error) {
+	v := []int64{1, int64(due), l.nexted.Load()} // max over ranks: some trainer runs; the checkpoint; the furthest rank
 	if l.stopping.Load() {
 		v[0] = 0
 	}
-	if due {
-		v[1] = 1
-	}
 	got, err := collective.Allreduce(l.sc, v, rank.Max)
 	if err != nil {
-		return false, false, err
+		return false, NoCheckpoint, err
 	}
-	return got[0] == 0, got[1] == 1, nil
+	most = CheckpointLevel(got[1])
+	if most == FinalCheckpoint && l.finalAt.Load() < 0 {
+		l.finalAt.Store(got[2] + finalMargin)
+	}
+	return got[0] == 0, most, nil
 }
+
+// finalMargin is how many batches past the furthest rank's the final
+// checkpoint goes: more than the hand-off takes from Next while the
+// agreement runs (a batch or two).
+const finalMargin = 3
 
 // sampleWorker samples its turns of the tasks.
 func (l *Loader) sampleWorker(w int, in chan item, out chan sampled) {

@@ -43,7 +43,30 @@ type Options struct {
 	// Monitor, when set, hears what the trainer says: the batches it is
 	// done with and the figures it logs (gnnrun.log).
 	Monitor Monitor
+	// Checkpoints, when set, takes the trainer's checkpoints.
+	Checkpoints Checkpoints
 }
+
+// Checkpoints are a run's checkpoints as the hand-off sees them: it names
+// the checkpoint marked on a batch (prefetch.Batch.Checkpoint) for the
+// trainer, hears the trainer's part of it, and may take the first SIGTERM
+// or SIGUSR1 (a checkpoint first, then Stop).
+type Checkpoints interface {
+	// Name names the checkpoint after batch b.
+	Name(b *prefetch.Batch) string
+	// Part: the trainer saved its part of checkpoint name as file, of
+	// size bytes; file is "" when it did not save one.
+	Part(name, file string, size int64)
+	// Signal is told of SIGTERM or SIGUSR1: true when the run goes on to
+	// a checkpoint (Stop closes after it), false to stop now.
+	Signal(s os.Signal) bool
+	// Stop closes when the run must end: its last checkpoint is written.
+	Stop() <-chan struct{}
+}
+
+// ErrCheckpointStop is Run's error when the run stopped after the
+// checkpoint a signal asked for (Checkpoints.Stop).
+var ErrCheckpointStop = errors.New("train: stopped after a checkpoint, as a signal asked")
 
 // Monitor hears the trainer, on the hand-off's goroutine, in the order
 // the trainer spoke.
@@ -109,6 +132,16 @@ func Run(l *prefetch.Loader, o Options) (Stats, error) {
 	if errors.Is(err, errStoppedEarly) {
 		err = nil
 	}
+	if errors.Is(err, ErrCheckpointStop) {
+		// The trainer exits on this message (status 75) when it asks for
+		// its next batch; one that does not within the grace is stopped.
+		if h.ch.send(map[string]any{"type": "stop"}) == nil {
+			select {
+			case <-h.child.done:
+			case <-time.After(killGrace):
+			}
+		}
+	}
 	if err != nil {
 		h.child.stop()
 	}
@@ -134,6 +167,8 @@ type handoff struct {
 	rowType  graph.DType
 	rowShape []int64
 	types    prefetch.Types
+	// signalled: the checkpoints took a signal; the next one stops the run.
+	signalled bool
 }
 
 // slot is shared memory the non-feature arrays of one batch at a time are
@@ -172,8 +207,12 @@ func newHandoff(l *prefetch.Loader, o Options) (*handoff, error) {
 // from the trainer, the trainer's exit and signals, whichever comes.
 func (h *handoff) run() (Stats, error) {
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1)
 	defer signal.Stop(sigs)
+	var stop <-chan struct{}
+	if h.o.Checkpoints != nil {
+		stop = h.o.Checkpoints.Stop()
+	}
 	if err := h.hello(); err != nil {
 		return h.stats, err
 	}
@@ -191,7 +230,7 @@ func (h *handoff) run() (Stats, error) {
 			if next.err != nil {
 				return h.stats, next.err
 			}
-			if err := h.sendBatch(next.b, acks, gone, sigs); err != nil {
+			if err := h.sendBatch(next.b, acks, gone, sigs, stop); err != nil {
 				return h.stats, err
 			}
 		case k := <-acks:
@@ -199,7 +238,11 @@ func (h *handoff) run() (Stats, error) {
 		case <-gone:
 			return h.stats, h.trainerGone()
 		case s := <-sigs:
-			return h.stats, signalled(s)
+			if err := h.onSignal(s); err != nil {
+				return h.stats, err
+			}
+		case <-stop:
+			return h.stats, ErrCheckpointStop
 		}
 	}
 	if err := h.ch.send(map[string]any{"type": "end"}); err != nil {
@@ -212,7 +255,11 @@ func (h *handoff) run() (Stats, error) {
 		case <-gone:
 			return h.stats, h.child.exited()
 		case s := <-sigs:
-			return h.stats, signalled(s)
+			if err := h.onSignal(s); err != nil {
+				return h.stats, err
+			}
+		case <-stop:
+			return h.stats, ErrCheckpointStop
 		}
 	}
 }
@@ -262,6 +309,10 @@ type ack struct {
 	Wait   float64        `json:"wait"`
 	Epoch  int            `json:"epoch"`
 	Values map[string]any `json:"values"` // numbers; "nan", "inf", "-inf" as strings
+	// A checkpoint's part: "saved" (File, Bytes) or "nosave".
+	Name  string `json:"name"`
+	File  string `json:"file"`
+	Bytes int64  `json:"bytes"`
 }
 
 // readAcks reads the trainer's messages on a goroutine of its own: the
@@ -277,7 +328,7 @@ func (h *handoff) readAcks() (chan ack, chan struct{}) {
 			if err := h.ch.recv(&m); err != nil {
 				return
 			}
-			if (m.Type == "done" && m.Slot >= 0 && m.Slot < len(h.slots)) || m.Type == "log" {
+			if (m.Type == "done" && m.Slot >= 0 && m.Slot < len(h.slots)) || m.Type == "log" || m.Type == "saved" || m.Type == "nosave" {
 				acks <- m
 			}
 		}
@@ -319,6 +370,20 @@ func logValues(in map[string]any) map[string]float64 {
 	return out
 }
 
+// onSignal takes a signal: nil when the checkpoints take it (SIGTERM or
+// SIGUSR1, the first time: a checkpoint, then Stop), else the error that
+// stops the run. SIGUSR1 without checkpoints is ignored.
+func (h *handoff) onSignal(s os.Signal) error {
+	if s != syscall.SIGINT && !h.signalled && h.o.Checkpoints != nil && h.o.Checkpoints.Signal(s) {
+		h.signalled = true
+		return nil
+	}
+	if s == syscall.SIGUSR1 {
+		return nil
+	}
+	return signalled(s)
+}
+
 // errStoppedEarly ends the hand-off's loop when the trainer exited 0
 // before the last batch: Run returns no error then.
 var errStoppedEarly = errors.New("train: the trainer stopped early")
@@ -344,6 +409,12 @@ func (h *handoff) trainerGoneOr(err error) error {
 // counted and ignored), telling the monitor; a log goes to the monitor.
 func (h *handoff) release(a ack) {
 	mon := h.o.Monitor
+	if a.Type == "saved" || a.Type == "nosave" {
+		if h.o.Checkpoints != nil {
+			h.o.Checkpoints.Part(a.Name, a.File, a.Bytes)
+		}
+		return
+	}
 	if a.Type == "log" {
 		if mon != nil {
 			mon.Logged(a.Epoch, logValues(a.Values), a.Wait)
@@ -374,7 +445,7 @@ func (h *handoff) releaseSlot(k int) {
 
 // sendBatch waits for a free slot (releasing what the trainer is done
 // with), writes the batch's arrays into it and tells the trainer.
-func (h *handoff) sendBatch(b *prefetch.Batch, acks chan ack, gone chan struct{}, sigs chan os.Signal) error {
+func (h *handoff) sendBatch(b *prefetch.Batch, acks chan ack, gone chan struct{}, sigs chan os.Signal, stop <-chan struct{}) error {
 	var k int
 	for got := false; !got; {
 		select {
@@ -386,8 +457,13 @@ func (h *handoff) sendBatch(b *prefetch.Batch, acks chan ack, gone chan struct{}
 			b.Release()
 			return h.trainerGone()
 		case s := <-sigs:
+			if err := h.onSignal(s); err != nil {
+				b.Release()
+				return err
+			}
+		case <-stop:
 			b.Release()
-			return signalled(s)
+			return ErrCheckpointStop
 		}
 	}
 	t0 := time.Now()

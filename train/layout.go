@@ -5,6 +5,7 @@ import (
 
 	"gnnrun/cuda"
 	"gnnrun/prefetch"
+	"gnnrun/sampler"
 )
 
 // arrayRef says where an array lies: in which shared buffer, at which
@@ -35,6 +36,7 @@ type batchMsg struct {
 	Seq         int64               `json:"seq"`
 	Items       int                 `json:"items"`
 	Padding     bool                `json:"padding"`
+	Checkpoint  *checkpointMsg      `json:"checkpoint,omitempty"`
 	EndOfEpoch  bool                `json:"end_of_epoch"`
 	LastOfEpoch bool                `json:"last_of_epoch"`
 	New         []newBuffer         `json:"new,omitempty"`
@@ -57,6 +59,14 @@ type updateMsg struct {
 	Buffer int       `json:"buffer"` // which of the device buffers (0..device_buffers-1)
 	Rows   int       `json:"rows"`   // the buffer's rows after the update
 	Hot    *arrayRef `json:"hot,omitempty"`
+}
+
+// checkpointMsg marks the batch after which the trainer checkpoints
+// (gnnrun.checkpoint_due()): its name, and how far the stream got.
+type checkpointMsg struct {
+	Name     string            `json:"name"`
+	Epoch    int               `json:"epoch"`
+	Segments []sampler.Segment `json:"segments"`
 }
 
 type blockMsg struct {
@@ -162,6 +172,9 @@ func (h *handoff) layout(k int, b *prefetch.Batch) (*batchMsg, []int, error) {
 		EndOfEpoch: b.EndOfEpoch, LastOfEpoch: b.LastOfEpoch,
 		X: arrayRef{Buf: xid, DType: dt.Descr(), Shape: append([]int64{int64(b.Rows)}, row...)}, Blocks: blocks, Arrays: refs}
 	msg.Update = updateMsg{Buffer: b.Buffer, Rows: b.Rows}
+	if b.Checkpoint != nil && h.o.Checkpoints != nil {
+		msg.Checkpoint = &checkpointMsg{Name: h.o.Checkpoints.Name(b), Epoch: b.Epoch, Segments: b.Checkpoint}
+	}
 	if up := b.Update; up != nil && len(up.HotSlots) > 0 {
 		hot := h.l.HotBuffer()
 		id, err := h.bufs.use(hot)

@@ -103,7 +103,13 @@ func run(args []string) int {
 	if err != nil {
 		fail(world, err)
 	}
-	if err := c.run(e, fs.Args()); err != nil {
+	code := 0
+	if err := c.run(e, fs.Args()); errors.Is(err, errCheckpointExit) {
+		// Every rank stops here after the same checkpoint: a clean end
+		// with the status that asks for the job to be resumed.
+		e.printf("gnnrun: %v (exit status %d)\n", err, checkpointExit)
+		code = checkpointExit
+	} else if err != nil {
 		fail(world, fmt.Errorf("%s: %w", c.name, err))
 	}
 	if err := stop(); err != nil {
@@ -116,7 +122,7 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "gnnrun: %v\n", err)
 		return 1
 	}
-	return 0
+	return code
 }
 
 // version is set at build time with -ldflags "-X main.version=...".

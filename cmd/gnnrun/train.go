@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -31,6 +32,9 @@ type trainArgs struct {
 	evalEvery         int
 	pad               string
 	progressEvery     time.Duration
+	checkpoint        string
+	checkpointEvery   string
+	checkpointKeep    int
 	tag, ids          bool
 }
 
@@ -105,6 +109,9 @@ rank; --ids adds each batch's arrays in the input graph's IDs (as sample
 			fs.IntVar(&f.evalEvery, "eval-every", 1, "evaluate after every this many epochs (and after the last)")
 			fs.StringVar(&f.pad, "pad", "repeat", "what ranks past the epoch's last training seeds get: repeat (full batches of seeds repeated from the epoch's start, as DistributedSampler pads) or empty (empty batches, handed over, evaluation's too)")
 			fs.DurationVar(&f.progressEvery, "progress-every", 30*time.Second, "rank 0 prints a line of the training's progress this often (0: only at each epoch's end)")
+			fs.StringVar(&f.checkpoint, "checkpoint", "", "checkpoint into this directory (one to every rank: a shared file system), and resume from its newest checkpoint")
+			fs.StringVar(&f.checkpointEvery, "checkpoint-every", "30m", "how often to checkpoint: a duration (30m) or a count of training batches a rank (500b)")
+			fs.IntVar(&f.checkpointKeep, "checkpoint-keep", 2, "complete checkpoints to keep (older ones are removed)")
 			fs.BoolVar(&f.tag, "tag-output", false, "prefix every line the trainer writes with [rank R]")
 			fs.BoolVar(&f.ids, "ids", false, "add each batch's arrays in input IDs (ids/seeds, ids/src_0, ...), as sample --dump writes them")
 		},
@@ -126,6 +133,9 @@ func runTrain(e *env, args []string) error {
 	}
 	if f.pad != "repeat" && f.pad != "empty" {
 		return fmt.Errorf("--pad %q: want repeat or empty", f.pad)
+	}
+	if f.progressEvery < 0 {
+		return fmt.Errorf("--progress-every %v: must be >= 0", f.progressEvery)
 	}
 	o.EvalEvery = f.evalEvery
 	o.Sampler.OrigEIDs = f.ids
@@ -152,6 +162,16 @@ func runTrain(e *env, args []string) error {
 	}
 	o.Device = dev
 	t := &trainRun{e: e, f: f, served: served, device: tdev}
+	if f.checkpoint != "" {
+		if t.cp, t.resume, err = newCheckpointer(e, f.checkpoint, f.checkpointEvery, f.checkpointKeep, t.fingerprint()); err != nil {
+			return err
+		}
+		if t.resume != nil {
+			if err := t.cp.checkResume(t.resume, o.Epochs); err != nil {
+				return err
+			}
+		}
+	}
 	if err := t.start(o); err != nil {
 		return err
 	}
@@ -160,27 +180,35 @@ func runTrain(e *env, args []string) error {
 	if f.tag {
 		tag = fmt.Sprintf("[rank %d] ", e.comm.Rank())
 	}
-	if f.progressEvery < 0 {
-		return fmt.Errorf("--progress-every %v: must be >= 0", f.progressEvery)
-	}
-	prog, err := newTrainProgress(e, o.Epochs, t.perEpoch, f.progressEvery)
+	prog, err := newTrainProgress(e, t.startEpoch, o.Epochs, t.perEpoch, f.progressEvery)
 	if err != nil {
 		return err
 	}
+	ro := train.Options{Child: train.ChildSpec{Args: args[1:], Env: env, Tag: tag}, Hello: t.hello, Extra: t.extra, Monitor: prog}
+	if t.cp != nil {
+		ro.Checkpoints = t.cp
+	}
 	end := e.stage("train")
-	st, err := train.Run(t.l, train.Options{Child: train.ChildSpec{Args: args[1:], Env: env, Tag: tag}, Hello: t.hello, Extra: t.extra,
-		Monitor: prog})
+	st, err := train.Run(t.l, ro)
 	end()
-	if err != nil {
+	stopped := errors.Is(err, train.ErrCheckpointStop)
+	if err != nil && !stopped {
 		// The pipeline may be inside exchanges: the job ends (prefetch.Loader.Next).
+		return err
+	}
+	// After the last batch, an early stop or the checkpoint a signal asked
+	// for: every rank closes its pipeline, then settles its progress and
+	// checkpoints.
+	if err := t.l.Close(); err != nil {
 		return err
 	}
 	if t.epochs, err = prog.end(); err != nil {
 		return err
 	}
-	// After the last batch, or an early stop: every rank closes its pipeline.
-	if err := t.l.Close(); err != nil {
-		return err
+	if t.cp != nil {
+		if t.checkpoints, err = t.cp.end(t.l.CheckpointsMarked()); err != nil {
+			return err
+		}
 	}
 	if t.ids != nil {
 		if err := t.ids.close(); err != nil {
@@ -193,7 +221,13 @@ func runTrain(e *env, args []string) error {
 	if err := served.Close(); err != nil {
 		return err
 	}
-	return dev.Close()
+	if err := dev.Close(); err != nil {
+		return err
+	}
+	if stopped {
+		return errCheckpointExit
+	}
+	return nil
 }
 
 // trainerDevice returns the device the rank's trainer computes on, as
@@ -233,6 +267,11 @@ type trainRun struct {
 	hello    map[string]any
 	epochs   []map[string]any // rank 0: each epoch's progress line, for the report
 	perEpoch int64            // training batches per epoch on every rank
+
+	cp          *checkpointer    // --checkpoint, or nil
+	resume      *manifest        // the checkpoint the run resumes from, or nil
+	startEpoch  int              // the stream's first epoch
+	checkpoints []map[string]any // rank 0: the checkpoints written, for the report
 }
 
 // start makes the plans, the loader and the trainer's hello. It is
@@ -243,8 +282,15 @@ func (t *trainRun) start(o prefetch.Options) error {
 	if err == nil && t.f.pad == "repeat" {
 		err = pl.Pad(e.comm, t.served)
 	}
+	if err == nil && t.resume != nil {
+		err = pl.Resume(e.comm, t.served, o.Sampler.Seed, t.resume.Epoch, t.resume.Segments)
+		t.startEpoch, o.StartEpoch = t.resume.Epoch, t.resume.Epoch
+	}
 	if err != nil {
 		return err
+	}
+	if t.cp != nil {
+		o.CheckpointDue = t.cp.due
 	}
 	if o.Eval, err = t.evalSets(o.Sampler); err != nil {
 		return err
@@ -277,10 +323,25 @@ func (t *trainRun) start(o prefetch.Options) error {
 		names = append(names, s.Name)
 	}
 	t.perEpoch = pl.BatchesPerEpoch()
-	t.hello = map[string]any{"rank": e.comm.Rank(), "world_size": e.comm.Size(), "task": t.f.task, "epochs": o.Epochs, "start_epoch": 0,
+	t.hello = map[string]any{"rank": e.comm.Rank(), "world_size": e.comm.Size(), "task": t.f.task, "epochs": o.Epochs, "start_epoch": t.startEpoch,
 		"batches_per_epoch": pl.BatchesPerEpoch(), "eval": evals, "eval_every": o.EvalEvery, "pad": t.f.pad, "classes": classes,
 		"fanouts": o.Sampler.Fanouts, "device": t.device, "device_buffers": t.l.DeviceBuffers()}
+	if t.cp != nil {
+		t.hello["checkpoint"] = map[string]any{"dir": t.cp.dir}
+	}
+	if m := t.resume; m != nil {
+		part := m.Parts[0] // another rank count: rank 0's state serves every rank
+		if m.Ranks == e.comm.Size() {
+			part = m.Parts[e.comm.Rank()]
+		}
+		t.hello["resume"] = map[string]any{"checkpoint": m.Name, "epoch": m.Epoch, "segments": m.Segments,
+			"batches": pl.BatchesIn(m.Epoch), "part": filepath.Join(t.cp.dir, m.Name, part.File)}
+	}
 	t.f.describe(e, t.served, pl, "train", t.l.HostGraphOff())
+	if m := t.resume; m != nil {
+		e.printf("  resuming from %s: epoch %d of %d, where %s; %d training batches a rank left in it at %d ranks\n",
+			filepath.Join(t.cp.dir, m.Name), m.Epoch+1, o.Epochs, segmentsText(m.Segments), pl.BatchesIn(m.Epoch), e.comm.Size())
+	}
 	e.printf("  trainer's device %s (rank 0), cache %s, evaluation sets %v every %d epochs, trainer: %s\n",
 		t.device, t.f.cache, names, o.EvalEvery, strings.Join(commandArgs(e), " "))
 	return nil
@@ -430,7 +491,7 @@ func (t *trainRun) report(st train.Stats) error {
 	}
 	e.rec.Set("train", map[string]any{"batches": batches, "handoff_us_per_batch": us, "slot_bytes_per_batch": bSlot,
 		"batch_bytes_per_batch": bAll, "memcpy_us_slot": cpSlot, "memcpy_us_batch": cpAll, "stopped_early": early, "trained": trained,
-		"bytes_to_device": toDevice, "epochs": t.epochs})
+		"bytes_to_device": toDevice, "epochs": t.epochs, "checkpoints": t.checkpoints})
 	return nil
 }
 
@@ -519,4 +580,18 @@ func (e *env) reportMaster(m master) {
 	e.printf("  torch.distributed: MASTER_ADDR=%s (%s) MASTER_PORT=%s, %s\n", m.addr, how, m.port, checked)
 	e.rec.Set("rendezvous", map[string]any{"master_addr": m.addr, "master_port": m.port, "user_set": m.userSet,
 		"checked": m.checked, "tried": m.tried, "interfaces": m.ifaces, "seconds": m.took.Seconds()})
+}
+
+// fingerprint is what a checkpoint must share with this run to resume
+// it: the partitions and every flag that changes the batches.
+func (t *trainRun) fingerprint() map[string]string {
+	c, f := t.served.Config, t.f
+	return map[string]string{
+		"graph": fmt.Sprintf("%s: %d partitions, %d nodes, %d edges", c.GraphName, c.NumParts, c.NumNodes, c.NumEdges),
+		"task":  f.task, "ntype": f.ntype, "mask": f.mask, "label": f.label, "etype": f.etype, "edge-mask": f.edgeMask,
+		"seed": fmt.Sprint(f.seed), "fanouts": f.fanouts, "etype-fanouts": strings.Join(f.etypeFanouts, " "),
+		"batch-size": fmt.Sprint(f.batch), "batches-per-epoch": fmt.Sprint(f.perEpoch), "pad": f.pad, "prob": f.prob,
+		"replace": fmt.Sprint(f.replace), "negatives": fmt.Sprint(f.negatives), "neg-dist": f.negDist, "exclude": f.exclude,
+		"eval": f.eval, "eval-fanouts": f.evalFanouts, "eval-batch-size": fmt.Sprint(f.evalBatch), "eval-every": fmt.Sprint(f.evalEvery),
+	}
 }

@@ -44,7 +44,8 @@ type trainProgress struct {
 	done      int64     // its training batches done in that epoch
 	trained   int64     // in all epochs
 	wait      float64   // the trainer's seconds waiting for data so far
-	ended     int       // epochs ended: 0..ended-1
+	first     int       // the run's first epoch (a resumed run's)
+	ended     int       // epochs ended: first..ended-1
 	endedAt   time.Time // when the last one ended (the run's start before)
 	waitAt    float64   // the trainer's wait then
 	logs      map[int]map[string]*runningMean
@@ -71,18 +72,18 @@ type epochSummary struct {
 	Values  map[string]float64
 }
 
-// newTrainProgress starts following the trainer: epochs of perEpoch
-// training batches each; every is the time between rank 0's lines (0:
+// newTrainProgress starts following the trainer from epoch start (a
+// resumed run's) to epochs, of perEpoch training batches each; every is the time between rank 0's lines (0:
 // epoch lines only). It is collective (it makes its communicator).
-func newTrainProgress(e *env, epochs int, perEpoch int64, every time.Duration) (*trainProgress, error) {
+func newTrainProgress(e *env, start, epochs int, perEpoch int64, every time.Duration) (*trainProgress, error) {
 	c, err := e.comm.Dup()
 	if err != nil {
 		return nil, err
 	}
 	now := time.Now()
-	p := &trainProgress{e: e, c: c, epochs: epochs, perEpoch: perEpoch, every: every, start: now, epoch: -1, endedAt: now,
-		logs: map[int]map[string]*runningMean{}, queue: make(chan epochSummary, epochs), finished: make(chan struct{}),
-		stop: make(chan struct{})}
+	p := &trainProgress{e: e, c: c, epochs: epochs, perEpoch: perEpoch, every: every, start: now, epoch: start - 1, endedAt: now,
+		ended: start, first: start, logs: map[int]map[string]*runningMean{}, queue: make(chan epochSummary, max(epochs-start, 1)),
+		finished: make(chan struct{}), stop: make(chan struct{})}
 	go p.gather()
 	if e.comm.Rank() == 0 && every > 0 {
 		go p.tick()
@@ -229,7 +230,7 @@ func (p *trainProgress) epochLine(ranks []epochSummary) {
 		line += "; " + strings.Join(figs, ", ") + " (mean over ranks)"
 	}
 	if left := p.epochs - 1 - e; left > 0 {
-		line += fmt.Sprintf("; run ETA %s", roundDuration(time.Since(p.start).Seconds()/float64(e+1)*float64(left)))
+		line += fmt.Sprintf("; run ETA %s", roundDuration(time.Since(p.start).Seconds()/float64(e+1-p.first)*float64(left)))
 	}
 	p.outMu.Lock()
 	p.e.printf("%s\n", line)
@@ -276,8 +277,8 @@ func (p *trainProgress) line() string {
 	// The run's time left: from the epochs ended where there are (their
 	// evaluation included), else from the training rate alone.
 	var runLeft float64
-	if p.ended > 0 {
-		perEpoch := p.endedAt.Sub(p.start).Seconds() / float64(p.ended)
+	if p.ended > p.first {
+		perEpoch := p.endedAt.Sub(p.start).Seconds() / float64(p.ended-p.first)
 		runLeft = perEpoch*float64(p.epochs-p.ended) - now.Sub(p.endedAt).Seconds()
 	} else {
 		runLeft = float64(int64(p.epochs-p.epoch)*p.perEpoch-p.done) / math.Max(rate, 1e-9)

@@ -59,13 +59,24 @@ import weakref
 
 import numpy as np
 
-__all__ = ["Batch", "Block", "Loader", "loader", "batches", "hello", "log", "stats", "GnnrunGone"]
+__all__ = ["Batch", "Block", "Loader", "loader", "batches", "hello", "log", "checkpoint_due", "save", "restore", "stats",
+           "GnnrunGone", "CheckpointStop"]
 
 PROTOCOL = 4
 
 
 class GnnrunGone(RuntimeError):
     """The gnnrun rank feeding this trainer is gone (it failed or was killed)."""
+
+
+class CheckpointStop(SystemExit):
+    """gnnrun stopped the run after the checkpoint a signal asked for (a
+    Slurm time limit, preemption): the trainer exits with status 75, and
+    the same command resumes from that checkpoint."""
+
+    def __init__(self):
+        sys.stderr.write("gnnrun: stopped after the checkpoint; the same command resumes from it\n")
+        super().__init__(75)
 
 
 class Block:
@@ -144,6 +155,7 @@ class Batch:
         self.epoch = msg["epoch"]
         self.number = msg["number"]
         self.seq = msg["seq"]
+        self.checkpoint = msg.get("checkpoint")
         self.items = msg.get("items")
         self.padding = msg.get("padding", False)
         self.end_of_epoch = msg["end_of_epoch"]
@@ -405,6 +417,8 @@ class _Channel:
         self.train_pass = None  # a weak reference to that pass
         self.eval_passes = set()  # (set, epoch) of the evaluation passes begun
         self.warned_past = False
+        self.due = None  # the checkpoint of the batch handed last, until saved or passed
+        self.stop_asked = False
 
     def position(self, b):
         return (b.epoch, self.kinds.index(b.kind))
@@ -523,6 +537,19 @@ class _Channel:
         """Whether a message waits on the socket (the next one is at hand)."""
         return bool(select.select([self.sock], [], [], 0)[0])
 
+    def pass_due(self):
+        """The trainer asks for the next batch: a checkpoint due and not
+        saved is passed (gnnrun learns it will lack this trainer's part)."""
+        if self.due is not None:
+            name, self.due = self.due["name"], None
+            self._send({"type": "nosave", "name": name, "wait": self.wait})
+
+    def _send(self, msg):
+        try:
+            self.sock.send(json.dumps(msg).encode())
+        except OSError as e:
+            raise GnnrunGone("gnnrun: the gnnrun rank feeding this trainer is gone (%s)" % e) from None
+
     def release_current(self):
         """Releases the batch handed out last (its device's trainer stream
         marks the end of its use first)."""
@@ -546,6 +573,8 @@ class _Channel:
         if msg["type"] == "end":
             self.ended = True
             return None
+        if msg["type"] == "stop":
+            raise CheckpointStop()
         t0 = time.perf_counter()
         b = Batch(msg, self.view, self.types)
         b._msg = msg
@@ -611,6 +640,7 @@ class _Pass:
 
     def __next__(self):
         ch = self.ch
+        ch.pass_due()
         ch.release_current()  # whichever pass handed it out
         self.mine = None
         b = None if self.done else self._next()
@@ -618,6 +648,8 @@ class _Pass:
             self.done = True
             raise StopIteration
         ch.current = self.mine = b
+        if b.checkpoint is not None:
+            ch.due = b.checkpoint
         if self.side is not None:
             # Fetch the next batch ahead only if gnnrun has sent it: waiting
             # here would hold this batch back until gnnrun refilled the
@@ -673,6 +705,9 @@ class _SplitPass(_Pass):
         if split == "train":
             self.epoch = ch.next_train
             ch.next_train += 1
+            resume = ch.hello.get("resume")
+            if resume and self.epoch == resume["epoch"]:
+                self.left = resume["batches"]  # the rest of the epoch a checkpoint stopped in
             # A weak reference: a pass left by break must be dropped (and
             # release its batch) as the loop ends.
             ch.last_train, ch.train_pass = self.epoch, weakref.ref(self)
@@ -792,6 +827,62 @@ def log(**values):
         raise GnnrunGone("gnnrun: the gnnrun rank feeding this trainer is gone (%s)" % e) from None
 
 
+def checkpoint_due():
+    """Whether gnnrun asks this trainer for its state now: True after the
+    training step of a batch gnnrun marked, until gnnrun.save() or the
+    next batch. Ask after each step::
+
+        for b in train_loader:
+            step(b)
+            if gnnrun.checkpoint_due():
+                gnnrun.save({"model": model.state_dict(), "opt": opt.state_dict()})
+
+    (gnnrun train --checkpoint DIR: every --checkpoint-every, and after a
+    SIGTERM or SIGUSR1.) A trainer that never saves gets no checkpoint."""
+    ch = _get()
+    return ch.due is not None
+
+
+def save(obj):
+    """Saves this trainer's part of the checkpoint due (anything
+    torch.save takes: state_dicts, RNG states, the epoch's running
+    figures) into the checkpoint's directory, durably, and tells gnnrun;
+    gnnrun commits the checkpoint once every rank's part is in. Only when
+    checkpoint_due() is True."""
+    import torch
+
+    ch = _get()
+    if ch.due is None:
+        raise RuntimeError("gnnrun.save outside a checkpoint: call it when gnnrun.checkpoint_due() is True")
+    name = ch.due["name"]
+    staging = os.path.join(ch.hello["checkpoint"]["dir"], name + ".staging")
+    os.makedirs(staging, exist_ok=True)
+    fname = "trainer-rank%d.pt" % ch.hello["rank"]
+    tmp = os.path.join(staging, "." + fname + ".tmp")
+    with open(tmp, "wb") as f:
+        torch.save(obj, f)
+        f.flush()
+        os.fsync(f.fileno())
+        size = f.tell()
+    os.rename(tmp, os.path.join(staging, fname))
+    ch.due = None
+    ch._send({"type": "saved", "name": name, "file": fname, "bytes": size, "wait": ch.wait})
+
+
+def restore():
+    """The state this trainer saved in the checkpoint the run resumes
+    from (torch.load of it, tensors on the CPU), or None on a fresh start.
+    At the checkpoint's rank count each rank gets its own part; at
+    another, rank 0's (the state of synchronous SGD is the same on every
+    rank). hello()["resume"] says where the stream resumes."""
+    import torch
+
+    resume = _get().hello.get("resume")
+    if not resume:
+        return None
+    return torch.load(resume["part"], map_location="cpu")
+
+
 def stats():
     """This trainer's side of the hand-off: batches received, skipped
     (no loop asked for them), seconds waiting for them (wait_s), seconds turning messages into views (handoff_s),
@@ -818,6 +909,13 @@ def _watch_parent():
     parent = os.getppid()
 
     def on_term(signum, frame):
+        ch = _channel
+        if ch is not None and ch.hello.get("checkpoint") and not ch.stop_asked:
+            # gnnrun takes the same signal: it checkpoints, then stops
+            # this trainer (a message, or SIGTERM again).
+            ch.stop_asked = True
+            sys.stderr.write("gnnrun: SIGTERM: training goes on to gnnrun's checkpoint, then stops\n")
+            return
         raise GnnrunGone("gnnrun: stopped by SIGTERM (the job is ending: a gnnrun rank failed, or it was cancelled)")
 
     if threading.current_thread() is threading.main_thread():
