@@ -327,6 +327,11 @@ func (l *Loader) Trained() (perEpoch []int64, items int64) {
 	return slices.Clone(l.trained), l.plan.Stats().Items
 }
 
+// Stop says this rank's trainer takes no more batches: once every rank
+// has said so (Stop or Close), the pipeline schedules no more, and Next
+// returns io.EOF after the batches on their way.
+func (l *Loader) Stop() { l.stopping.Store(true) }
+
 // CheckpointsMarked returns how many checkpoints the scheduler marked: the
 // same on every rank once the loader is closed.
 func (l *Loader) CheckpointsMarked() int64 { return l.marked.Load() }

@@ -129,6 +129,7 @@ func Run(l *prefetch.Loader, o Options) (Stats, error) {
 		return Stats{}, err
 	}
 	st, err := h.run()
+	stopped := errors.Is(err, errStoppedEarly) || errors.Is(err, ErrCheckpointStop)
 	if errors.Is(err, errStoppedEarly) {
 		err = nil
 	}
@@ -144,6 +145,19 @@ func Run(l *prefetch.Loader, o Options) (Stats, error) {
 	}
 	if err != nil {
 		h.child.stop()
+	}
+	if stopped && h.o.Extra != nil {
+		// The trainer is gone: the batches it held free their device
+		// buffers for the pipeline's last ones.
+		for k := range h.slots {
+			h.releaseSlot(k)
+		}
+		if derr := h.drain(); derr != nil {
+			err = derr
+		}
+	}
+	if h.quit != nil {
+		close(h.quit)
 	}
 	if cerr := h.close(); err == nil {
 		err = cerr
@@ -169,6 +183,8 @@ type handoff struct {
 	types    prefetch.Types
 	// signalled: the checkpoints took a signal; the next one stops the run.
 	signalled bool
+	batches   chan produced // the loader's, from produce
+	quit      chan struct{} // closed when Run ends: produce stops
 }
 
 // slot is shared memory the non-feature arrays of one batch at a time are
@@ -217,9 +233,9 @@ func (h *handoff) run() (Stats, error) {
 		return h.stats, err
 	}
 	acks, gone := h.readAcks()
-	quit := make(chan struct{})
-	defer close(quit)
-	batches := h.produce(quit)
+	h.quit = make(chan struct{}) // Run closes it
+	h.batches = h.produce(h.quit)
+	batches := h.batches
 	for batches != nil {
 		select {
 		case next, ok := <-batches:
@@ -384,6 +400,34 @@ func (h *handoff) onSignal(s os.Signal) error {
 	return signalled(s)
 }
 
+// discard drops a batch the trainer will not get, after its Extra arrays
+// (collective: the other ranks' hand-offs make them for the same batch).
+func (h *handoff) discard(b *prefetch.Batch) error {
+	defer b.Release()
+	if h.o.Extra == nil {
+		return nil
+	}
+	_, err := h.o.Extra(b)
+	return err
+}
+
+// drain takes the rest of the loader's batches through discard once the
+// trainer stopped, until the loader ends: with Extra, each batch's arrays
+// are collective, and the other ranks' trainers may still take batches.
+// The loader ends once every rank stops taking (prefetch.Loader.Stop).
+func (h *handoff) drain() error {
+	h.l.Stop()
+	for next := range h.batches {
+		if next.err != nil {
+			return next.err
+		}
+		if err := h.discard(next.b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // errStoppedEarly ends the hand-off's loop when the trainer exited 0
 // before the last batch: Run returns no error then.
 var errStoppedEarly = errors.New("train: the trainer stopped early")
@@ -454,7 +498,7 @@ func (h *handoff) sendBatch(b *prefetch.Batch, acks chan ack, gone chan struct{}
 		case a := <-acks:
 			h.release(a)
 		case <-gone:
-			b.Release()
+			h.discard(b)
 			return h.trainerGone()
 		case s := <-sigs:
 			if err := h.onSignal(s); err != nil {
@@ -462,7 +506,7 @@ func (h *handoff) sendBatch(b *prefetch.Batch, acks chan ack, gone chan struct{}
 				return err
 			}
 		case <-stop:
-			b.Release()
+			h.discard(b)
 			return ErrCheckpointStop
 		}
 	}
