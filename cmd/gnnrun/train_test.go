@@ -352,13 +352,22 @@ func runUntilMarked(t *testing.T, markers string, np int, args []string) result 
 }
 
 // TestTrainStopsEarlyUnderMPI: a trainer that exits 0 after a few batches
-// while the other rank's takes all ends the run cleanly (exit 0).
+// while the other rank's takes all ends the run cleanly (exit 0), also
+// with --ids, whose arrays are collective (the stopped rank makes them for
+// the rest of the stream: it hung before).
 func TestTrainStopsEarlyUnderMPI(t *testing.T) {
 	needPython(t, false)
 	parts := sampleDir(t, false)
-	r := mustRun(t, 2, "train", parts, "--fanouts", "4,3", "--batch-size", "8", "--epochs", "3", "--", pythonBin, trainerScript(t), "stop", "0", "2")
-	if !strings.Contains(r.stdout, "1 trainer(s) stopped early") {
-		t.Errorf("the report does not count the early stop:\n%s", r.stdout)
+	for _, extra := range [][]string{nil, {"--ids"}} {
+		args := append(append([]string{"train", parts, "--fanouts", "4,3", "--batch-size", "8", "--epochs", "3"}, extra...),
+			"--", pythonBin, trainerScript(t), "stop", "0", "2")
+		r := runGnnrun(t, 2, time.Minute, nil, args...)
+		if r.err != nil {
+			t.Fatalf("%v: %v", extra, r)
+		}
+		if !strings.Contains(r.stdout, "1 trainer(s) stopped early") {
+			t.Errorf("%v: the report does not count the early stop:\n%s", extra, r.stdout)
+		}
 	}
 }
 
