@@ -17,7 +17,9 @@ It reads like a DGL or PyG script: one loader per split (gnnrun.loader(
 a plain loss on every batch (gnnrun pads ranks with full batches, never
 empty ones). Each epoch trains on the rank's training batches, then, when
 gnnrun hands evaluation batches after it (--eval-every), evaluates on each
-set. The result is the
+set; the epoch's mean loss and scores go to gnnrun's progress line
+(gnnrun.log). With gnnrun train --checkpoint it saves its state when
+gnnrun asks (gnnrun.checkpoint_due) and resumes from it (gnnrun.restore). The result is the
 test score at the epoch of the best validation score (accuracy; ROC-AUC too
 for two classes), printed by rank 0 as one JSON line:
 {"val_acc": ..., "test_acc": ..., "epochs": ..., "seconds": ...,
@@ -152,9 +154,16 @@ def main():
     train_loader = gnnrun.loader("train", device=DEVICE, mirror=a.mirror)
     eval_loaders = {e["name"]: gnnrun.loader(e["name"], device=DEVICE, mirror=a.mirror) for e in hello["eval"]}
     rows = {}  # epoch -> {"val_acc": ..., "test_acc": ...}
+    state = gnnrun.restore()  # a resumed run (gnnrun train --checkpoint): where it stopped
+    if state is not None:
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["opt"])
+        rows = state["rows"]
+        torch.set_rng_state(state["rng"])
     t0 = time.perf_counter()
-    for epoch in range(hello["epochs"]):
+    for epoch in range(hello["start_epoch"], hello["epochs"]):
         model.train()
+        total, steps = torch.zeros((), device=DEVICE), 0  # summed on the device: no sync a batch
         for b in train_loader:
             tb = b.torch()
             loss = F.cross_entropy(model(tb.blocks, features(tb, a.feat_norm)), tb.y.long())
@@ -162,11 +171,17 @@ def main():
             loss.backward()
             mean_gradients(model)
             opt.step()
+            total, steps = total + loss.detach(), steps + 1
+            if gnnrun.checkpoint_due():
+                gnnrun.save({"model": model.state_dict(), "opt": opt.state_dict(), "rows": rows,
+                             "rng": torch.get_rng_state()})
+        gnnrun.log(loss=float(total) / max(steps, 1))  # in gnnrun's line of the epoch
         if evaluates(hello, epoch):
             rows[epoch] = {}
             for name, loader in eval_loaders.items():
                 for k, v in evaluate(model, loader, classes, a.feat_norm).items():
                     rows[epoch][name + "_" + k] = v
+            gnnrun.log(**rows[epoch])
     seconds = time.perf_counter() - t0
     finish(rows, "val_auc" if classes == 2 else "val_acc", hello["epochs"], seconds)
 

@@ -121,6 +121,7 @@ def main():
     last = hello["epochs"] - 1
     for epoch in range(hello["epochs"]):
         model.train()
+        total, steps = torch.zeros((), device=device), 0  # summed on the device: no sync a batch
         seen = Scores()  # the last epoch's training scores, reported without evaluation sets
         for b in train_loader:
             tb = b.torch()
@@ -131,14 +132,17 @@ def main():
             loss.backward()
             mean_gradients(model)
             opt.step()
+            total, steps = total + loss.detach(), steps + 1
             if not eval_loaders and epoch == last:
                 seen.add(pos, neg)
+        gnnrun.log(loss=float(total) / max(steps, 1))  # in gnnrun's line of the epoch
         if not eval_loaders and epoch == last:
             rows[epoch] = seen.metrics("train")
         if evaluates(hello, epoch):
             rows[epoch] = {}
             for name, loader in eval_loaders.items():
                 rows[epoch].update(evaluate(model, loader, a.feat_norm, name))
+            gnnrun.log(**rows[epoch])
     seconds = time.perf_counter() - t0
     finish(rows, "val_mrr" if eval_loaders else "train_mrr", hello["epochs"], seconds)
 

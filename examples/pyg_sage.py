@@ -77,6 +77,7 @@ def main():
     t0 = time.perf_counter()
     for epoch in range(hello["epochs"]):
         model.train()
+        total, steps = torch.zeros((), device=device), 0  # summed on the device: no sync a batch
         for b in train_loader:
             tb = b.torch()
             loss = F.cross_entropy(model(tb.blocks, features(tb, a.feat_norm)), tb.y.long())
@@ -84,11 +85,14 @@ def main():
             loss.backward()
             mean_gradients(model)
             opt.step()
+            total, steps = total + loss.detach(), steps + 1
+        gnnrun.log(loss=float(total) / max(steps, 1))  # in gnnrun's line of the epoch
         if evaluates(hello, epoch):
             rows[epoch] = {}
             for name, loader in eval_loaders.items():
                 for k, v in evaluate(model, loader, classes, a.feat_norm).items():
                     rows[epoch][name + "_" + k] = v
+            gnnrun.log(**rows[epoch])
     finish(rows, "val_auc" if classes == 2 else "val_acc", hello["epochs"], time.perf_counter() - t0)
 
 

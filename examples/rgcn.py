@@ -164,6 +164,7 @@ def main():
     t0 = time.perf_counter()
     for epoch in range(hello["epochs"]):
         model.train()
+        total, steps = torch.zeros((), device=device), 0  # summed on the device: no sync a batch
         for b in train_loader:
             tb = b.torch()
             loss = F.cross_entropy(model(tb), tb.y.long())
@@ -171,8 +172,11 @@ def main():
             loss.backward()
             mean_gradients(model)
             opt.step()
+            total, steps = total + loss.detach(), steps + 1
+        gnnrun.log(loss=float(total) / max(steps, 1))  # in gnnrun's line of the epoch
         if evaluates(hello, epoch):
             rows[epoch] = {name + "_acc": evaluate(model, loader, device) for name, loader in eval_loaders.items()}
+            gnnrun.log(**rows[epoch])
     seconds = time.perf_counter() - t0
     finish(rows, "val_acc", hello["epochs"], seconds)
 

@@ -55,8 +55,8 @@ type Checkpoints interface {
 	// Name names the checkpoint after batch b.
 	Name(b *prefetch.Batch) string
 	// Part: the trainer saved its part of checkpoint name as file, of
-	// size bytes; file is "" when it did not save one.
-	Part(name, file string, size int64)
+	// size bytes, in seconds; file is "" when it did not save one.
+	Part(name, file string, size int64, seconds float64)
 	// Signal is told of SIGTERM or SIGUSR1: true when the run goes on to
 	// a checkpoint (Stop closes after it), false to stop now.
 	Signal(s os.Signal) bool
@@ -326,9 +326,10 @@ type ack struct {
 	Epoch  int            `json:"epoch"`
 	Values map[string]any `json:"values"` // numbers; "nan", "inf", "-inf" as strings
 	// A checkpoint's part: "saved" (File, Bytes) or "nosave".
-	Name  string `json:"name"`
-	File  string `json:"file"`
-	Bytes int64  `json:"bytes"`
+	Name    string  `json:"name"`
+	File    string  `json:"file"`
+	Bytes   int64   `json:"bytes"`
+	Seconds float64 `json:"seconds"`
 }
 
 // readAcks reads the trainer's messages on a goroutine of its own: the
@@ -455,7 +456,7 @@ func (h *handoff) release(a ack) {
 	mon := h.o.Monitor
 	if a.Type == "saved" || a.Type == "nosave" {
 		if h.o.Checkpoints != nil {
-			h.o.Checkpoints.Part(a.Name, a.File, a.Bytes)
+			h.o.Checkpoints.Part(a.Name, a.File, a.Bytes, a.Seconds)
 		}
 		return
 	}

@@ -57,6 +57,7 @@ type checkpointPart struct {
 	Rank     int               `json:"rank"`
 	File     string            `json:"file"` // the trainer's state, "" when it saved none
 	Bytes    int64             `json:"bytes"`
+	Seconds  float64           `json:"save_seconds"` // the trainer's
 	Epoch    int               `json:"epoch"`
 	Segments []sampler.Segment `json:"segments"`
 }
@@ -104,6 +105,7 @@ type namedPart struct {
 	segs  []sampler.Segment
 	final bool
 	end   bool
+	save  float64 // the trainer's seconds saving it
 }
 
 // parseCheckpointEvery reads --checkpoint-every: a duration ("30m") or a
@@ -301,7 +303,7 @@ func (cp *checkpointer) Name(b *prefetch.Batch) string {
 func checkpointName(n int) string { return fmt.Sprintf("ckpt-%06d", n) }
 
 // Part hears the trainer's part of a checkpoint.
-func (cp *checkpointer) Part(name, file string, size int64) {
+func (cp *checkpointer) Part(name, file string, size int64, seconds float64) {
 	n, err := strconv.Atoi(strings.TrimPrefix(name, "ckpt-"))
 	cp.mu.Lock()
 	p, ok := cp.pending[n]
@@ -311,7 +313,7 @@ func (cp *checkpointer) Part(name, file string, size int64) {
 		cp.e.log.Warn("the trainer's part of a checkpoint gnnrun did not ask for", "name", name)
 		return
 	}
-	p.file, p.bytes = file, size
+	p.file, p.bytes, p.save = file, size, seconds
 	cp.parts <- p
 }
 
@@ -366,7 +368,7 @@ func (cp *checkpointer) commit(p namedPart) {
 	t0 := time.Now()
 	name := checkpointName(p.n)
 	staging := filepath.Join(cp.dir, name+".staging")
-	part := checkpointPart{Rank: cp.c.Rank(), File: p.file, Bytes: p.bytes, Epoch: p.epoch, Segments: p.segs}
+	part := checkpointPart{Rank: cp.c.Rank(), File: p.file, Bytes: p.bytes, Seconds: p.save, Epoch: p.epoch, Segments: p.segs}
 	var err error
 	if p.file != "" {
 		var blob []byte
@@ -415,6 +417,7 @@ func (cp *checkpointer) writeManifest(name string, p namedPart, all []byte, coun
 	m := manifest{Name: name, Number: p.n, Fingerprint: cp.fp, Ranks: cp.c.Size(), Written: time.Now().UTC().Format(time.RFC3339)}
 	var missing []int
 	var bytes int64
+	var save float64 // the slowest trainer's
 	off := 0
 	for r, n := range counts {
 		var part checkpointPart
@@ -423,7 +426,7 @@ func (cp *checkpointer) writeManifest(name string, p namedPart, all []byte, coun
 		}
 		off += n
 		m.Parts = append(m.Parts, part)
-		bytes += part.Bytes
+		bytes, save = bytes+part.Bytes, max(save, part.Seconds)
 	}
 	if len(missing) > 0 {
 		os.RemoveAll(staging)
@@ -456,9 +459,10 @@ func (cp *checkpointer) writeManifest(name string, p namedPart, all []byte, coun
 		return 0
 	}
 	secs := time.Since(t0).Seconds()
-	cp.e.printf("train: checkpoint %s written: epoch %d, %s; %d ranks' state, %s, committed in %.3f s\n",
-		name, m.Epoch+1, segmentsText(m.Segments), m.Ranks, report.Bytes(bytes), secs)
-	cp.written = append(cp.written, map[string]any{"name": name, "epoch": m.Epoch, "segments": m.Segments, "bytes": bytes, "commit_seconds": secs})
+	cp.e.printf("train: checkpoint %s written: epoch %d, %s; %d ranks' state, %s, saved in %.3f s (the slowest trainer), committed in %.3f s\n",
+		name, m.Epoch+1, segmentsText(m.Segments), m.Ranks, report.Bytes(bytes), save, secs)
+	cp.written = append(cp.written, map[string]any{"name": name, "epoch": m.Epoch, "segments": m.Segments, "bytes": bytes,
+		"save_seconds": save, "commit_seconds": secs, "at": time.Now().UTC().Format(time.RFC3339Nano)})
 	cp.prune()
 	return 1
 }

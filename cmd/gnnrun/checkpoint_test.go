@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -239,4 +240,72 @@ func newestManifest(t *testing.T, dir string) manifest {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// runUntilLine starts the job on np ranks, sends mpirun SIGUSR1 once a
+// line of its output holds line (mpirun forwards it to every rank), and
+// returns how the job ended.
+func runUntilLine(t *testing.T, np int, line string, args []string) result {
+	t.Helper()
+	cmd := exec.Command("mpirun", append(append(mpirunArgs(np), gnnrunBin(t)), args...)...)
+	var stdout, stderr strings.Builder
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = pw, &stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	sc := bufio.NewScanner(pr)
+	signalled := false
+	for sc.Scan() {
+		stdout.WriteString(sc.Text() + "\n")
+		if !signalled && strings.Contains(sc.Text(), line) {
+			cmd.Process.Signal(syscall.SIGUSR1)
+			signalled = true
+		}
+	}
+	err = cmd.Wait()
+	if !signalled {
+		t.Fatalf("no line %q to signal at:\n%s", line, stdout.String())
+	}
+	return result{stdout: stdout.String(), stderr: stderr.String(), err: err, elapsed: time.Since(start)}
+}
+
+// TestTrainExampleResumeUnderMPI: examples/graphsage.py, as shipped, under
+// gnnrun train --checkpoint at 2 ranks, signalled (SIGUSR1 to mpirun) as
+// its second epoch ends: it checkpoints and exits 75, and the same command
+// resumes and reports the uninterrupted run's scores, to the last digit.
+func TestTrainExampleResumeUnderMPI(t *testing.T) {
+	needPython(t, true)
+	parts := plantedDir(t, 16, "0.8")
+	example, _ := filepath.Abs(filepath.Join("..", "..", "examples", "graphsage.py"))
+	ck := filepath.Join(t.TempDir(), "ck")
+	args := func(extra ...string) []string {
+		return append(append([]string{"train", parts, "--fanouts", "10,10", "--batch-size", "32", "--epochs", "8", "--seed", "2"}, extra...),
+			"--", pythonBin, example, "--hidden", "32", "--lr", "0.01")
+	}
+	type scores struct {
+		ValAcc    float64 `json:"val_acc"`
+		TestAcc   float64 `json:"test_acc"`
+		BestEpoch int     `json:"best_epoch"`
+		Epochs    int     `json:"epochs"`
+	}
+	var want, got scores
+	lastJSON(t, mustRun(t, 2, args()...).stdout, &want)
+	r := runUntilLine(t, 2, "train: epoch 2/8 done", args("--checkpoint", ck))
+	if exitCode(r) != checkpointExit {
+		t.Fatalf("signalled: want exit status %d: %v", checkpointExit, r)
+	}
+	r = mustRun(t, 2, args("--checkpoint", ck)...)
+	if !strings.Contains(r.stdout, "resuming from") {
+		t.Fatalf("the second run did not resume:\n%s", r.stdout)
+	}
+	lastJSON(t, r.stdout, &got)
+	if got != want || want.Epochs != 8 {
+		t.Errorf("resumed: %+v; uninterrupted: %+v", got, want)
+	}
 }

@@ -89,6 +89,20 @@ end with the figures the trainers logged (gnnrun.log(loss=...,
 val_acc=...): each averaged over the rank's calls in the epoch, then over
 the ranks); --report keeps the epochs' lines (results.train.epochs).
 
+Checkpoints (--checkpoint DIR, a directory every rank sees): every
+--checkpoint-every (30m, or 500b: training batches a rank) the ranks agree
+on a training batch after which every trainer saves its state
+(gnnrun.checkpoint_due() after the step, then gnnrun.save(obj));
+DIR/ckpt-NNNNNN is committed once every rank's part is durable, the
+--checkpoint-keep newest are kept. The same command resumes from the
+newest: the stream goes on from exactly where it stopped (at another rank
+count, the epoch's untrained items split over the new ranks) and
+gnnrun.restore() gives the trainer its state back; a checkpoint of other
+partitions or flags is refused, naming them. SIGUSR1 or SIGTERM (Slurm's
+--signal, scancel --signal=USR1, a time limit) checkpoints within a few
+batches, then every rank exits with status 75, on which
+launch/gnnrun.sbatch requeues the job.
+
 Either side failing ends the job within seconds: a trainer that exits
 non-zero or is killed fails its rank, which fails the job (MPI_Abort); a
 gnnrun rank that dies takes its trainer with it (SIGTERM, and the client

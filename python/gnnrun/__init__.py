@@ -854,6 +854,7 @@ def save(obj):
     ch = _get()
     if ch.due is None:
         raise RuntimeError("gnnrun.save outside a checkpoint: call it when gnnrun.checkpoint_due() is True")
+    t0 = time.perf_counter()
     name = ch.due["name"]
     staging = os.path.join(ch.hello["checkpoint"]["dir"], name + ".staging")
     os.makedirs(staging, exist_ok=True)
@@ -866,7 +867,8 @@ def save(obj):
         size = f.tell()
     os.rename(tmp, os.path.join(staging, fname))
     ch.due = None
-    ch._send({"type": "saved", "name": name, "file": fname, "bytes": size, "wait": ch.wait})
+    ch._send({"type": "saved", "name": name, "file": fname, "bytes": size, "seconds": time.perf_counter() - t0,
+              "wait": ch.wait})
 
 
 def restore():
