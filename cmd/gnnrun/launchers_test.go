@@ -264,3 +264,53 @@ func TestLaunchersTrainNetns(t *testing.T) {
 		}
 	}
 }
+
+// TestLaunchersSlurmRequeue: on the one-node Slurm, launch/gnnrun.sbatch
+// runs examples/graphsage.py under gnnrun train --checkpoint, with mpirun
+// and with srun --mpi=pmix; after the first epoch its batch shell gets
+// SIGUSR1 (scancel --signal=USR1 --batch, what --signal=B:USR1@T sends
+// before the time limit). Each job must checkpoint, be requeued (Restarts
+// 1), resume, end COMPLETED 0:0 and report the scores of an
+// uninterrupted run from the same partitions.
+func TestLaunchersSlurmRequeue(t *testing.T) {
+	needPython(t, true)
+	bin := gnnrunBin(t)
+	parts := plantedDir(t, 16, "0.8")
+	example, _ := filepath.Abs(filepath.Join("..", "..", "examples", "graphsage.py"))
+	flags := []string{"--fanouts", "10,10", "--batch-size", "32", "--epochs", "6", "--seed", "2"}
+	trainer := []string{pythonBin, example, "--hidden", "32", "--lr", "0.01"}
+	type scores struct {
+		ValAcc    float64 `json:"val_acc"`
+		TestAcc   float64 `json:"test_acc"`
+		BestEpoch int     `json:"best_epoch"`
+		Epochs    int     `json:"epochs"`
+	}
+	var want scores
+	lastJSON(t, mustRun(t, 2, append(append(append([]string{"train", parts}, flags...), "--"), trainer...)...).stdout, &want)
+	t.Setenv("GNNRUN_TRAIN_FLAGS", strings.Join(flags, " "))
+	args := append([]string{bin, parts, filepath.Join(t.TempDir(), "ck"), "--"}, trainer...)
+	out := runCIScript(t, 6*time.Minute, "run-slurm-requeue.sh", args...)
+	re := regexp.MustCompile(`(?ms)^== job (\d+) launcher=(\S+) state=(\S*) exit=(\S*) restarts=(\d*) signalled=(\d)\n(.*?)^== end job (\d+)$`)
+	got := map[string]bool{}
+	for _, m := range re.FindAllStringSubmatch(out, -1) {
+		launcher, log := m[2], m[7]
+		got[launcher] = true
+		if m[3] != "COMPLETED" || m[4] != "0:0" || m[5] != "1" || m[6] != "1" {
+			t.Errorf("%s: state %s, exit %s, restarts %s, signalled %s; want COMPLETED 0:0 after one requeue:\n%s", launcher, m[3], m[4], m[5], m[6], log)
+			continue
+		}
+		for _, s := range []string{"checkpoint ckpt-", "(exit status 75)", "requeueing job", "resuming from"} {
+			if !strings.Contains(log, s) {
+				t.Errorf("%s: the job's log does not say %q:\n%s", launcher, s, log)
+			}
+		}
+		var res scores
+		lastJSON(t, log, &res)
+		if res != want {
+			t.Errorf("%s: requeued and resumed %+v; uninterrupted %+v", launcher, res, want)
+		}
+	}
+	if !got["mpirun"] || !got["srun"] {
+		t.Fatalf("want a job with each launcher:\n%s", out)
+	}
+}

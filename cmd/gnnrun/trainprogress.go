@@ -213,6 +213,9 @@ func (p *trainProgress) epochLine(ranks []epochSummary) {
 			counts[k]++
 		}
 	}
+	if batches == 0 && len(sums) == 0 {
+		return // an epoch the run never reached (it stopped early)
+	}
 	waitFrac := wait / float64(len(ranks)) / math.Max(secs, 1e-9)
 	means := map[string]float64{}
 	var figs []string

@@ -920,8 +920,15 @@ def _watch_parent():
             return
         raise GnnrunGone("gnnrun: stopped by SIGTERM (the job is ending: a gnnrun rank failed, or it was cancelled)")
 
+    def on_usr1(signum, frame):
+        # Slurm's warning (srun signals every process of the step): gnnrun
+        # takes it, checkpoints if asked to, and stops this trainer.
+        sys.stderr.write("gnnrun: SIGUSR1: left to gnnrun (a checkpoint, then a stop, with --checkpoint)\n")
+
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, on_term)
+        if signal.getsignal(signal.SIGUSR1) == signal.SIG_DFL:
+            signal.signal(signal.SIGUSR1, on_usr1)
 
     def watch():
         while True:
