@@ -436,7 +436,7 @@ func (pl *Plan) Epoch(seed uint64, e int) []Task {
 	for _, q := range pl.reached() {
 		perms[q] = shuffled(NewStream(BatchKey(seed, e, -1), ForShuffle, 0, int64(q)), pl.counts[q])
 	}
-	order := pl.orderOf(seed, e, nil, pl.rank, pl.ranks)
+	order := pl.orderIn(seed, e, nil, 0, pl.rank, pl.ranks)
 	if rs := pl.resume; rs != nil && rs.epoch == e {
 		order = rs.order
 	}

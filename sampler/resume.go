@@ -57,8 +57,17 @@ func (pl *Plan) Resume(c *collective.Comm, s *shard.Served, seed uint64, e int, 
 			pl.limit, segs[len(segs)-1].Ranks, pl.ranks)
 	}
 	for i, sg := range segs {
-		if err == nil && (sg.Ranks < 1 || sg.Done < 0 || sg.Done > int64(len(pl.orderOf(0, e, segs[:i], 0, sg.Ranks)))) {
+		if err == nil && (sg.Ranks < 1 || sg.Done < 0) {
 			err = fmt.Errorf("sampler: epoch %d's segment %d (%d ranks, %d batches done) is not a run of this split", e, i, sg.Ranks, sg.Done)
+		}
+	}
+	var rems [][]int64
+	if err == nil {
+		rems = pl.remnants(seed, e, segs)
+		for i, sg := range segs { // every rank of a segment runs as many batches
+			if n := int64(len(pl.orderIn(seed, e, rems[i], i, 0, sg.Ranks))); err == nil && sg.Done > n {
+				err = fmt.Errorf("sampler: epoch %d's segment %d (%d ranks, %d batches done) is not a run of this split: its ranks had %d batches", e, i, sg.Ranks, sg.Done, n)
+			}
 		}
 	}
 	if err = collective.Agree(c, err); err != nil {
@@ -67,9 +76,9 @@ func (pl *Plan) Resume(c *collective.Comm, s *shard.Served, seed uint64, e int, 
 	rs := &resumeState{epoch: e, segs: slices.Clone(segs)}
 	if n := len(segs); n > 0 && segs[n-1].Ranks == pl.ranks {
 		rs.cont = true
-		rs.order = pl.orderOf(seed, e, segs[:n-1], pl.rank, pl.ranks)[segs[n-1].Done:]
+		rs.order = pl.orderIn(seed, e, rems[n-1], n-1, pl.rank, pl.ranks)[segs[n-1].Done:]
 	} else {
-		rs.order = pl.orderOf(seed, e, segs, pl.rank, pl.ranks)
+		rs.order = pl.orderIn(seed, e, rems[n], n, pl.rank, pl.ranks)
 	}
 	pl.resume = rs
 	return pl.fetchReached(c, s)
@@ -100,81 +109,74 @@ func (pl *Plan) BatchesIn(e int) int64 {
 	return pl.BatchesPerEpoch()
 }
 
-// orderOf returns the batch numbers rank r of p runs in epoch e, in run
-// order, after the segments prev (none: a fresh epoch, the split's, as
-// Epoch runs it); seed keys the shuffles, not which numbers.
-func (pl *Plan) orderOf(seed uint64, e int, prev []Segment, r, p int) []int64 {
-	var nums []int64
-	if len(prev) == 0 {
-		nums = pl.numbersOf(r, p)
-	} else {
-		nums = pl.remnantOf(pl.remaining(seed, e, prev), r, p)
+// orderIn returns the batch numbers rank r of p runs in epoch e, in run
+// order, in the epoch's run number segment: the split's for the first
+// (segment 0, as Epoch runs it), else a cut of rem, the batches the runs
+// before it left (remnants); seed keys the shuffles, not which numbers.
+func (pl *Plan) orderIn(seed uint64, e int, rem []int64, segment, r, p int) []int64 {
+	nums := pl.numbersOf(r, p)
+	if segment > 0 {
+		nums = cutFor(int64(len(rem)), r, p, pl.batches, func(i int64) int64 { return rem[i] })
 	}
-	order := shuffled(NewStream(BatchKey(seed, e, -1), ForShuffle, uint32(1+len(prev)), int64(r)), int64(len(nums)))
+	order := shuffled(NewStream(BatchKey(seed, e, -1), ForShuffle, uint32(1+segment), int64(r)), int64(len(nums)))
 	out := make([]int64, len(nums))
 	for i, o := range order {
 		out[i] = nums[o]
 	}
-	if pl.limit > 0 && len(prev) == 0 {
+	if pl.limit > 0 && segment == 0 {
 		out = out[:min(int64(len(out)), pl.limit)]
 	}
 	return out
 }
 
-// remaining returns, sorted, the batches of the epoch's NB that no
-// segment of prev ran.
-func (pl *Plan) remaining(seed uint64, e int, prev []Segment) []int64 {
+// remnants returns, for i in 0..len(segs), the batches of the epoch's NB
+// that the runs segs[:i] left, sorted (out[0] is nil: segment 0 runs the
+// split). Each segment's orders are made once, from the remnant before it.
+func (pl *Plan) remnants(seed uint64, e int, segs []Segment) [][]int64 {
+	out := [][]int64{nil}
 	done := make([]bool, pl.batches)
-	for i, sg := range prev {
+	for i, sg := range segs {
 		for r := range sg.Ranks {
-			order := pl.orderOf(seed, e, prev[:i], r, sg.Ranks)
+			order := pl.orderIn(seed, e, out[i], i, r, sg.Ranks)
 			for _, b := range order[:min(sg.Done, int64(len(order)))] {
 				if b < pl.batches {
 					done[b] = true
 				}
 			}
 		}
-	}
-	var out []int64
-	for b, d := range done {
-		if !d {
-			out = append(out, int64(b))
+		var rem []int64
+		for b, d := range done {
+			if !d {
+				rem = append(rem, int64(b))
+			}
 		}
+		out = append(out, rem)
 	}
 	return out
 }
 
-// numbersOf is numbers for rank r of p ranks.
+// numbersOf is numbers for rank r of p ranks: the split's cut of the
+// epoch's NB batches.
 func (pl *Plan) numbersOf(r, p int) []int64 {
-	run, left := pl.batches/int64(p), pl.batches%int64(p)
-	out := make([]int64, 0, (pl.batches+int64(p)-1)/int64(p))
-	for b := int64(r) * run; b < int64(r+1)*run; b++ {
-		out = append(out, b)
-	}
-	switch {
-	case left == 0:
-	case int64(r) >= int64(p)-left:
-		out = append(out, int64(p)*run+int64(r)-(int64(p)-left))
-	default:
-		out = append(out, pl.batches+int64(r))
-	}
-	return out
+	return cutFor(pl.batches, r, p, pl.batches, func(i int64) int64 { return i })
 }
 
-// remnantOf returns rank r of p's share of the remaining batches (sorted):
-// a contiguous run of floor(R/P), then one of the R mod P left on the last
-// ranks, or a padding (or empty) batch, numbered past the epoch's NB, on
-// the others.
-func (pl *Plan) remnantOf(rem []int64, r, p int) []int64 {
-	n := int64(len(rem))
+// cutFor returns rank r of p's share of n batches (batch i is at(i)), as
+// the split cuts them: a contiguous run of floor(n/p), then one of the n
+// mod p left on the last ranks, or on the others a padding (or empty)
+// batch, numbered past the epoch's nb batches.
+func cutFor(n int64, r, p int, nb int64, at func(int64) int64) []int64 {
 	run, left := n/int64(p), n%int64(p)
-	out := slices.Clone(rem[int64(r)*run : int64(r+1)*run])
+	out := make([]int64, 0, run+1)
+	for i := int64(r) * run; i < int64(r+1)*run; i++ {
+		out = append(out, at(i))
+	}
 	switch {
 	case left == 0:
 	case int64(r) >= int64(p)-left:
-		out = append(out, rem[int64(p)*run+int64(r)-(int64(p)-left)])
+		out = append(out, at(int64(p)*run+int64(r)-(int64(p)-left)))
 	default:
-		out = append(out, pl.batches+int64(r))
+		out = append(out, nb+int64(r))
 	}
 	return out
 }

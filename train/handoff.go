@@ -81,14 +81,8 @@ type Monitor interface {
 
 // BatchInfo names a batch the trainer was handed.
 type BatchInfo struct {
-	Kind        string
-	Epoch       int
-	Number      int64
-	Padding     bool
-	Items       int
-	EndOfEpoch  bool
-	LastOfEpoch bool
-	Seq         int64
+	Kind  string
+	Epoch int
 }
 
 // Stats is what a Run did.
@@ -472,8 +466,7 @@ func (h *handoff) release(a ack) {
 		return
 	}
 	if mon != nil {
-		mon.Done(BatchInfo{Kind: b.Kind, Epoch: b.Epoch, Number: b.Number, Padding: b.Padding, Items: b.Items(),
-			EndOfEpoch: b.EndOfEpoch, LastOfEpoch: b.LastOfEpoch, Seq: b.Seq}, a.Wait)
+		mon.Done(BatchInfo{Kind: b.Kind, Epoch: b.Epoch}, a.Wait)
 	}
 	h.releaseSlot(a.Slot)
 }

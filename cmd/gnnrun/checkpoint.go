@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -103,7 +104,6 @@ type namedPart struct {
 	bytes int64
 	epoch int
 	segs  []sampler.Segment
-	final bool
 	end   bool
 	save  float64 // the trainer's seconds saving it
 }
@@ -247,7 +247,7 @@ func checkpointNames(dir string, clean bool) ([]string, error) {
 // checkResume refuses a checkpoint of another run: it names what differs.
 func (cp *checkpointer) checkResume(m *manifest, epochs int) error {
 	var diffs []string
-	for _, k := range slices.Sorted(mapKeys(cp.fp)) {
+	for _, k := range slices.Sorted(maps.Keys(cp.fp)) {
 		if m.Fingerprint[k] != cp.fp[k] {
 			diffs = append(diffs, fmt.Sprintf("%s %q (the checkpoint's %q)", k, cp.fp[k], m.Fingerprint[k]))
 		}
@@ -260,16 +260,6 @@ func (cp *checkpointer) checkResume(m *manifest, epochs int) error {
 		return fmt.Errorf("--checkpoint %s: its newest checkpoint, %s, is in epoch %d of a run of --epochs %d: nothing is left to train (raise --epochs to go on)", cp.dir, m.Name, m.Epoch+1, epochs)
 	}
 	return nil
-}
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // due is the scheduler's question before each training task
@@ -291,12 +281,13 @@ func (cp *checkpointer) due() prefetch.CheckpointLevel {
 func (cp *checkpointer) Name(b *prefetch.Batch) string {
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
-	name := checkpointName(cp.first + cp.named)
+	n := cp.first + cp.named
 	cp.named++
+	name := checkpointName(n)
 	if b.FinalCheckpoint {
 		cp.final[name] = true
 	}
-	cp.pending[cp.first+cp.named-1] = namedPart{n: cp.first + cp.named - 1, epoch: b.Epoch, segs: b.Checkpoint, final: b.FinalCheckpoint}
+	cp.pending[n] = namedPart{n: n, epoch: b.Epoch, segs: b.Checkpoint}
 	return name
 }
 
@@ -332,10 +323,7 @@ func (cp *checkpointer) Stop() <-chan struct{} { return cp.stop }
 // the loader's count, the same on every rank once it is closed) and
 // returns rank 0's record of those written. It is collective.
 func (cp *checkpointer) end(marked int64) ([]map[string]any, error) {
-	cp.mu.Lock()
-	last := cp.first + int(marked) - 1
-	cp.mu.Unlock()
-	cp.parts <- namedPart{n: last + 1, end: true} // every earlier one not heard of fails
+	cp.parts <- namedPart{n: cp.first + int(marked), end: true} // every earlier one not heard of fails
 	close(cp.parts)
 	<-cp.finished
 	return cp.written, cp.c.Free()

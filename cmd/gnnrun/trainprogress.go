@@ -73,8 +73,9 @@ type epochSummary struct {
 }
 
 // newTrainProgress starts following the trainer from epoch start (a
-// resumed run's) to epochs, of perEpoch training batches each; every is the time between rank 0's lines (0:
-// epoch lines only). It is collective (it makes its communicator).
+// resumed run's) to epochs, of perEpoch training batches each; every is
+// the time between rank 0's lines (0: epoch lines only). It is collective
+// (it makes its communicator).
 func newTrainProgress(e *env, start, epochs int, perEpoch int64, every time.Duration) (*trainProgress, error) {
 	c, err := e.comm.Dup()
 	if err != nil {
